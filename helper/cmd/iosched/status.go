@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/iosched/iosched/helper/apply"
+	"github.com/iosched/iosched/helper/sched"
+	"github.com/iosched/iosched/helper/sysfs"
+)
+
+// diskStatus is one row of `iosched status`.
+type diskStatus struct {
+	Disk       string   `json:"disk"`
+	Active     string   `json:"active,omitempty"`  // empty: no I/O scheduler
+	Offered    []string `json:"offered,omitempty"` // in the kernel's order
+	Rotational *bool    `json:"rotational,omitempty"`
+	Wanted     *string  `json:"wanted,omitempty"` // nil: udev recorded no policy
+	Holds      *bool    `json:"holds,omitempty"`  // nil: nothing wanted, or unknown
+	Note       string   `json:"note,omitempty"`
+}
+
+func cmdStatus(e env, args []string) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	asJSON := fs.Bool("json", false, "print a JSON array")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if fs.NArg() != 0 {
+		return usagef("status takes no arguments")
+	}
+	rows, err := e.statusRows()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DISK\tACTIVE\tOFFERED\tROTATIONAL\tWANTED\tHOLDS")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Disk, dash(r.Active),
+			dash(strings.Join(r.Offered, ",")), yesNo(r.Rotational), wantedText(r), yesNo(r.Holds))
+	}
+	return tw.Flush()
+}
+
+func (e env) statusRows() ([]diskStatus, error) {
+	dir := e.sys.Path("block")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list disks in %s: %w", dir, err)
+	}
+	names := make([]string, 0, len(ents))
+	for _, ent := range ents {
+		names = append(names, ent.Name())
+	}
+	sort.Strings(names)
+	rows := make([]diskStatus, 0, len(names))
+	for _, n := range names {
+		rows = append(rows, e.diskStatus(n))
+	}
+	return rows, nil
+}
+
+func (e env) diskStatus(disk string) diskStatus {
+	q := sysfs.Queue{FS: e.sys, Disk: disk}
+	st := diskStatus{Disk: disk}
+	if v, err := q.Read("rotational"); err == nil {
+		rot := v == "1"
+		st.Rotational = &rot
+	}
+	var line sched.Line
+	if s, err := q.Read("scheduler"); err == nil {
+		if line, err = sched.Parse(s); err == nil {
+			st.Active, st.Offered = line.Active, line.Offered
+		} else {
+			st.Note = err.Error()
+		}
+	}
+	v, ok, err := e.udev(disk, PropScheduler)
+	switch {
+	case err != nil:
+		st.Note = err.Error()
+		return st
+	case !ok:
+		return st
+	}
+	st.Wanted = &v
+	wanted, err := sched.ParseList(v)
+	if v == "" || st.Active == "" || err != nil {
+		if err != nil && v != "" {
+			st.Note = err.Error()
+		}
+		return st
+	}
+	// A dry run answers "would anything be written?" with the same
+	// decision `iosched set` makes.
+	d := apply.Disk{Queue: q, DryRun: true, Loadable: func(name string) (bool, error) {
+		return e.modules().Loadable(name)
+	}}
+	res, err := d.Scheduler(wanted)
+	holds := err == nil && !res.Changed
+	if err != nil && !errors.Is(err, apply.ErrUnavailable) {
+		st.Note = err.Error()
+		return st
+	}
+	st.Holds = &holds
+	return st
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func yesNo(b *bool) string {
+	switch {
+	case b == nil:
+		return "-"
+	case *b:
+		return "yes"
+	}
+	return "no"
+}
+
+func wantedText(r diskStatus) string {
+	switch {
+	case r.Wanted == nil && !strings.Contains(r.Note, "libudev"):
+		return "-"
+	case r.Wanted == nil:
+		return "?"
+	case *r.Wanted == "":
+		return "(opted out)"
+	}
+	return *r.Wanted
+}

@@ -1,0 +1,94 @@
+# Shared by the guest scripts of the udev test and benchmark (sourced, not
+# run). They run as init in the Debian root filesystem that test/udev/run
+# builds: mount what udevd needs, start it, make disks, count scheduler
+# writes. Results go to stdout as "@@ " lines (test/vm/HARNESS.md).
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export LC_ALL=C
+T=/sys/kernel/tracing
+RULES=/etc/udev/rules.d
+failed=0
+
+log() { echo "guest: $*"; }
+result() { echo "@@ $*"; }
+ok() { result "ok $*"; }
+fail() {
+	result "FAIL $*"
+	failed=$((failed + 1))
+}
+# check NAME WANT GOT
+check() {
+	if [ "$2" = "$3" ]; then ok "$1: $3"; else fail "$1: want '$2', got '$3'"; fi
+}
+
+# finish: report, flush, and end init (panic=-1 and -no-reboot stop qemu).
+finish() {
+	if [ "$failed" -eq 0 ]; then result "exit 0"; else result "exit 1"; fi
+	sync
+	exit "$failed"
+}
+
+mounted() { grep -q " $1 " /proc/mounts 2>/dev/null; }
+
+setup_mounts() {
+	mounted /proc || mount -t proc proc /proc
+	mounted /sys || mount -t sysfs sysfs /sys
+	mounted /dev || mount -t devtmpfs devtmpfs /dev
+	mounted /run || mount -t tmpfs -o mode=0755 tmpfs /run
+	mounted /tmp || mount -t tmpfs tmpfs /tmp
+	mounted /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+	mounted $T || mount -t tracefs tracefs $T
+	mount -o remount,rw / 2>/dev/null || true
+	mkdir -p /run/udev
+}
+
+start_udevd() {
+	/usr/lib/systemd/systemd-udevd --daemon || {
+		fail "systemd-udevd --daemon failed"
+		finish
+	}
+	udevadm control --ping || sleep 1
+}
+
+# active DISK: the bracketed scheduler, "" when none is.
+active() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
+# prop DISK NAME: a property from the udev database.
+prop() { udevadm info --query=property "/sys/class/block/$1" 2>/dev/null | sed -n "s/^$2=//p"; }
+
+# nullb_new NAME ROTATIONAL QUEUES [ATTR=VALUE...]: a null_blk disk made
+# through configfs; prints its kernel name (nullbN).
+nullb_new() {
+	d=/sys/kernel/config/nullb/$1
+	mkdir "$d" || return 1
+	echo "$2" >"$d/rotational"
+	echo "$3" >"$d/submit_queues"
+	echo 1024 >"$d/size" # MB; not memory backed, so it costs nothing
+	shift 3
+	for kv in "$@"; do echo "${kv#*=}" >"$d/${kv%%=*}" || return 1; done
+	echo 1 >"$d/power" || return 1
+	echo "nullb$(cat "$d/index")"
+}
+
+# count_start / count_stop: calls of elv_iosched_store (the scheduler
+# write, and the queue freeze behind it) between the two, counted with the
+# ftrace function profiler on all CPUs. Enabling the profiler resets it.
+count_start() {
+	echo elv_iosched_store >$T/set_ftrace_filter
+	echo 1 >$T/function_profile_enabled
+}
+count_stop() {
+	echo 0 >$T/function_profile_enabled
+	cat $T/trace_stat/function* 2>/dev/null |
+		awk '$1 == "elv_iosched_store" { n += $2 } END { print n + 0 }'
+}
+
+# rules_mask: hide the shipped rules (same name in /etc masks /usr/lib).
+rules_mask() {
+	ln -sf /dev/null $RULES/60-iosched.rules
+	ln -sf /dev/null $RULES/99-iosched-run.rules
+}
+rules_unmask() { rm -f $RULES/60-iosched.rules $RULES/99-iosched-run.rules; }
+reload() { udevadm control --reload; }
+
+# now_ns: wall clock in nanoseconds.
+now_ns() { date +%s%N; }
