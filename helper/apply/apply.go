@@ -146,10 +146,24 @@ func (d Disk) readLine() (sched.Line, error) {
 	return l, nil
 }
 
-// write writes name and returns the line read back. EBUSY is retried
-// with a growing, jittered pause; before each retry the line is read
-// again, since the writer we collided with may have done our work.
+// write writes name and returns the line read back.
 func (d Disk) write(name string) (sched.Line, error) {
+	err := d.writeRetry(schedAttr, name, func() (bool, error) {
+		l, err := d.readLine()
+		return err == nil && sched.Matches(l.Active, name), err
+	})
+	if err != nil {
+		return sched.Line{}, err
+	}
+	return d.readLine()
+}
+
+// writeRetry writes value to attr. EBUSY (7.3 returns it for scheduler
+// and nr_requests writes when another writer holds the tag set's
+// update_nr_hwq_lock) is retried with a growing, jittered pause; before
+// each retry done() reads again, since the writer we collided with may
+// have done our work.
+func (d Disk) writeRetry(attr, value string, done func() (bool, error)) error {
 	sleep := d.Sleep
 	if sleep == nil {
 		sleep = time.Sleep
@@ -161,29 +175,29 @@ func (d Disk) write(name string) (sched.Line, error) {
 	pause, waited, tries := time.Millisecond, time.Duration(0), 0
 	for {
 		tries++
-		err := d.Queue.Write(schedAttr, name)
+		err := d.Queue.Write(attr, value)
 		if err == nil {
-			return d.readLine()
+			return nil
 		}
 		if gone(err) {
-			return sched.Line{}, fmt.Errorf("%s: %w: %w", d.Queue.Name(), ErrGone, err)
+			return fmt.Errorf("%s: %w: %w", d.Queue.Name(), ErrGone, err)
 		}
 		if !errors.Is(err, syscall.EBUSY) {
-			return sched.Line{}, err
+			return fmt.Errorf("%s: %w", d.Queue.Name(), err)
 		}
 		if waited >= busyFor {
-			return sched.Line{}, fmt.Errorf("%s: still busy after %d tries in %v: %w", d.Queue.Name(), tries, waited.Round(time.Millisecond), err)
+			return fmt.Errorf("%s: still busy after %d tries in %v: %w", d.Queue.Name(), tries, waited.Round(time.Millisecond), err)
 		}
 		p := pause/2 + rand.N(pause)
 		sleep(p)
 		waited += p
 		pause = min(2*pause, 64*time.Millisecond)
-		l, err := d.readLine()
+		ok, err := done()
 		if err != nil {
-			return sched.Line{}, err
+			return err
 		}
-		if sched.Matches(l.Active, name) {
-			return l, nil
+		if ok {
+			return nil
 		}
 	}
 }

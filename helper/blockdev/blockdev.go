@@ -84,8 +84,8 @@ func (r Resolver) FromDevpath(devpath string) (Device, error) {
 
 func (r Resolver) fromSysdir(arg, sysdir string) (Device, error) {
 	real, err := filepath.EvalSymlinks(sysdir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Device{}, fmt.Errorf("%w %q", ErrNotFound, arg)
+	if notFound(err) {
+		return Device{}, fmt.Errorf("%w %q: %w", ErrNotFound, arg, err)
 	}
 	if err != nil {
 		return Device{}, fmt.Errorf("device %q: %w", arg, err)
@@ -118,8 +118,8 @@ func (r Resolver) devNum(path string) (uint32, uint32, error) {
 	}
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return 0, 0, fmt.Errorf("%w %q", ErrNotFound, path)
+		if notFound(err) {
+			return 0, 0, fmt.Errorf("%w %q: %w", ErrNotFound, path, err)
 		}
 		return 0, 0, fmt.Errorf("stat %s: %w", path, err)
 	}
@@ -127,6 +127,12 @@ func (r Resolver) devNum(path string) (uint32, uint32, error) {
 		return 0, 0, fmt.Errorf("%w %q: not a block special file", ErrNotFound, path)
 	}
 	return unix.Major(st.Rdev), unix.Minor(st.Rdev), nil
+}
+
+// notFound reports lookup errors that mean "no such device here".
+func notFound(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) ||
+		errors.Is(err, unix.ENAMETOOLONG) || errors.Is(err, unix.ELOOP)
 }
 
 // check rejects arguments before any file is touched: control bytes,
@@ -155,6 +161,9 @@ func check(arg string) error {
 	for _, part := range strings.Split(arg[1:], "/") {
 		if part == "." || part == ".." {
 			return fmt.Errorf("%w %q: contains %q", ErrBadName, arg, part)
+		}
+		if len(part) > unix.NAME_MAX {
+			return fmt.Errorf("%w %.40q...: a component is longer than %d bytes", ErrBadName, arg, unix.NAME_MAX)
 		}
 	}
 	return nil

@@ -1,4 +1,10 @@
-# udev end-to-end targets (placeholder, filled by the rules work)
+# udev end-to-end test and benchmark: the shipped rules and the helper,
+# installed with `make install DESTDIR=...` into a copy of the Debian
+# trixie root filesystem, under a real systemd-udevd in qemu (test/udev/run).
 .PHONY: udevtest udevbench
-udevtest:
-udevbench:
+udevtest: build
+	test/udev/run test
+
+# Rewrites the measured section of docs/udev.md.
+udevbench: build
+	test/udev/run bench

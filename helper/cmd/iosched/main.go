@@ -5,15 +5,19 @@
 //
 // Usage:
 //
-//	iosched set [--dry-run] DEVICE SCHEDULER[,SCHEDULER...]
+//	iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
 //	iosched udev
 //	iosched status [--json]
 //
 // DEVICE is a kernel name (sda, nvme0n1, loop3), a /dev path or a /sys
 // path; a partition means its whole disk. The list is ordered: the first
-// scheduler the disk can use wins. "udev" is the entry point for a udev
-// RUN+= rule: it reads ACTION, DEVPATH, DEVTYPE and IOSCHED_SCHEDULER from
-// the environment. Installed as iosched-udev, the program runs "udev".
+// scheduler the disk can use wins. ATTR is a queue attribute such as
+// wbt_lat_usec or read_ahead_kb, or iosched/NAME for a tunable of the
+// scheduler; each is written only if the kernel would change it, after
+// the scheduler. "udev" is the entry point for a udev RUN+= rule: it reads
+// ACTION, DEVPATH, DEVTYPE, IOSCHED_SCHEDULER, IOSCHED_ATTR_<attr> and
+// IOSCHED_TUNE_<tunable> from the environment. Installed as iosched-udev,
+// the program runs "udev".
 //
 // Exit status: 0 done or nothing to do, 1 failure, 2 usage or bad input.
 package main
@@ -44,6 +48,7 @@ const (
 type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	environ        func() []string
 	sys            sysfs.FS
 	modules        func() kmod.Index
 	udev           udevdb.Lookup
@@ -55,6 +60,7 @@ func main() {
 		stdout:  os.Stdout,
 		stderr:  os.Stderr,
 		getenv:  os.Getenv,
+		environ: os.Environ,
 		sys:     sysfs.Default,
 		modules: runningKernelModules,
 		udev:    udevdb.Property,
@@ -74,7 +80,7 @@ func runningKernelModules() kmod.Index {
 	return kmod.ForRelease("/", unix.ByteSliceToString(u.Release[:]))
 }
 
-const usage = `usage: iosched set [--dry-run] DEVICE SCHEDULER[,SCHEDULER...]
+const usage = `usage: iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
        iosched udev
        iosched status [--json]
 `

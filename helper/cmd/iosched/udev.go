@@ -3,8 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/iosched/iosched/helper/blockdev"
+	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
 )
@@ -29,17 +32,23 @@ func cmdUdev(e env, args []string) error {
 	if devtype != "disk" {
 		return nil
 	}
+	devpath := e.getenv("DEVPATH")
 	list := e.getenv(PropScheduler)
-	if list == "" {
+	settings, err := e.udevSettings()
+	if err != nil {
+		return usagef("%s: %w", devpath, err)
+	}
+	if list == "" && len(settings) == 0 {
 		return nil
 	}
-	devpath := e.getenv("DEVPATH")
 	if devpath == "" {
 		return usagef("udev: DEVPATH is not set (run from a udev rule, or use 'iosched set')")
 	}
-	wanted, err := sched.ParseList(list)
-	if err != nil {
-		return usagef("%s: %s: %w", devpath, PropScheduler, err)
+	var wanted []string
+	if list != "" {
+		if wanted, err = sched.ParseList(list); err != nil {
+			return usagef("%s: %s: %w", devpath, PropScheduler, err)
+		}
 	}
 	dev, err := e.resolver().FromDevpath(devpath)
 	if errors.Is(err, blockdev.ErrNotFound) {
@@ -58,5 +67,47 @@ func cmdUdev(e env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s: no I/O scheduler, nothing to do\n", dev.Disk)
 		return nil
 	}
-	return e.applyScheduler(q, wanted, false)
+	return e.applyAll(q, wanted, settings, false)
+}
+
+// Property prefixes for queue attributes: IOSCHED_ATTR_wbt_lat_usec=0
+// sets queue/wbt_lat_usec, IOSCHED_TUNE_read_expire=250 sets
+// queue/iosched/read_expire (a property name cannot hold the '/').
+const (
+	propAttr = "IOSCHED_ATTR_"
+	propTune = "IOSCHED_TUNE_"
+)
+
+// udevSettings collects the attribute properties, sorted by name so the
+// order is stable; scheduler tunables come last, after the switch.
+func (e env) udevSettings() ([]setting, error) {
+	var plain, tunes []string
+	for _, kv := range e.environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(k, propAttr):
+			plain = append(plain, k)
+		case strings.HasPrefix(k, propTune):
+			tunes = append(tunes, k)
+		}
+	}
+	sort.Strings(plain)
+	sort.Strings(tunes)
+	var out []setting
+	for _, k := range append(plain, tunes...) {
+		v := e.getenv(k)
+		if v == "" {
+			continue // emptied by an override: opt out
+		}
+		name := strings.TrimPrefix(k, propAttr)
+		if t, ok := strings.CutPrefix(k, propTune); ok {
+			name = queueattr.TunablePrefix + t
+		}
+		s, err := parseSetting(name, v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/iosched/iosched/helper/internal/fixture"
+	"github.com/iosched/iosched/helper/kmod"
+	"github.com/iosched/iosched/helper/sysfs"
+)
+
+type result struct {
+	Code   int
+	Stdout string
+	Stderr string // first line only: the usage text follows usage errors
+}
+
+// changedFiles lists the files whose contents differ between snapshots.
+func changedFiles(before, after map[string]string) []string {
+	var c []string
+	for p, v := range after {
+		if before[p] != v {
+			c = append(c, p)
+		}
+	}
+	return c
+}
+
+// TestChangeWritesOnlyScheduler runs real changes against the fixture: a
+// fixture file cannot act like the kernel (the read-back fails), but the
+// one file written must be the disk's queue/scheduler and nothing else.
+func TestChangeWritesOnlyScheduler(t *testing.T) {
+	tests := []struct {
+		args []string
+		env  map[string]string
+		file string
+	}{
+		{args: []string{"set", "sda", "bfq,mq-deadline"}, file: "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/queue/scheduler"},
+		{args: []string{"set", "/dev/sda1", "kyber"}, file: "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/queue/scheduler"},
+		{args: []string{"set", "loop0", "nosuch,kyber"}, file: "devices/virtual/block/loop0/queue/scheduler"},
+		{args: []string{"set", "sda", "wbt_lat_usec=0"}, file: "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/queue/wbt_lat_usec"},
+		{args: []string{"udev"}, env: map[string]string{"ACTION": "add", "DEVTYPE": "disk", "DEVPATH": "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda",
+			"IOSCHED_SCHEDULER": "mq-deadline", "IOSCHED_TUNE_read_expire": "250"},
+			file: "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/queue/iosched/read_expire"},
+		{args: []string{"udev"}, env: map[string]string{"ACTION": "add", "DEVTYPE": "disk", "DEVPATH": "/devices/virtual/block/loop0", "IOSCHED_SCHEDULER": "mq-deadline"},
+			file: "devices/virtual/block/loop0/queue/scheduler"},
+	}
+	for _, tt := range tests {
+		sys := fixture.New(t, fixture.Standard()...)
+		before := snapshot(t, sys)
+		runIn(t, sys, tt.env, nil, tt.args...)
+		got := changedFiles(before, snapshot(t, sys))
+		if diff := cmp.Diff([]string{filepath.Join(string(sys), tt.file)}, got); diff != "" {
+			t.Errorf("iosched %q changed files (-want +got):\n%s", tt.args, diff)
+		}
+	}
+}
+
+// runIn runs the command in-process against sys with the given
+// environment and udev database, and reports whether any file of the
+// tree changed.
+func runIn(t *testing.T, sys sysfs.FS, environ map[string]string, db map[string]string, args ...string) (result, bool) {
+	t.Helper()
+	before := snapshot(t, sys)
+	var out, errb bytes.Buffer
+	e := env{
+		stdout: &out,
+		stderr: &errb,
+		getenv: func(k string) string { return environ[k] },
+		environ: func() []string {
+			var l []string
+			for k, v := range environ {
+				l = append(l, k+"="+v)
+			}
+			return l
+		},
+		sys:     sys,
+		modules: func() kmod.Index { return kmod.Index(filepath.Join(string(sys), "nomodules")) },
+		udev: func(disk, key string) (string, bool, error) {
+			v, ok := db[disk+"/"+key]
+			return v, ok, nil
+		},
+		devNum: func(string) (uint32, uint32, error) { return 8, 1, nil },
+	}
+	code := run(e, args)
+	first, _, _ := strings.Cut(errb.String(), "\n")
+	return result{Code: code, Stdout: out.String(), Stderr: first}, !cmp.Equal(before, snapshot(t, sys))
+}
+
+func snapshot(t *testing.T, sys sysfs.FS) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.Walk(string(sys), func(p string, fi os.FileInfo, err error) error {
+		if err != nil || !fi.Mode().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		m[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestSet(t *testing.T) {
+	tests := []struct {
+		args []string
+		want result
+	}{
+		{[]string{"set", "sda", "mq-deadline"}, result{Stdout: "sda: mq-deadline already active\n"}},
+		{[]string{"set", "sda", "deadline"}, result{Stdout: "sda: mq-deadline already active\n"}},
+		{[]string{"set", "sda1", "mq-deadline"}, result{Stdout: "sda: mq-deadline already active\n"}},
+		{[]string{"set", "/dev/sda1", "mq-deadline"}, result{Stdout: "sda: mq-deadline already active\n"}},
+		{[]string{"set", "nvme0n1", "none"}, result{Stdout: "nvme0n1: none already active\n"}},
+		{[]string{"set", "--dry-run", "sda", "bfq"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\n"}},
+		{[]string{"set", "--dry-run", "loop0", "nosuch,none"}, result{Stdout: "loop0: none already active (unavailable: nosuch)\n"}},
+		{[]string{"set", "loop0", "nosuch"}, result{Code: 1, Stderr: "iosched: loop0: none of nosuch can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available"}},
+		{[]string{"set", "zram0", "none"}, result{Code: 1, Stderr: "iosched: zram0: no " + "SYS/block/zram0/queue/scheduler: this device has no I/O scheduler"}},
+		{[]string{"set", "sdq", "none"}, result{Code: 1, Stderr: `iosched: no such block device "sdq": lstat SYS/class/block/sdq: no such file or directory`}},
+		{[]string{"set", "../sda", "none"}, result{Code: 2, Stderr: `iosched: bad device name "../sda": give a kernel name, a /dev path or a /sys path`}},
+		{[]string{"set", "sda", "Deadline"}, result{Code: 2, Stderr: `iosched: sda: scheduler list "Deadline": bad scheduler name "Deadline": byte 'D' not in [a-z0-9_-]`}},
+		{[]string{"set", "sda", ""}, result{Code: 2, Stderr: `iosched: sda: scheduler list "": bad scheduler name: empty`}},
+		{[]string{"set", "sda", "a-very-long-name"}, result{Code: 2, Stderr: `iosched: sda: scheduler list "a-very-long-name": bad scheduler name "a-very-long-name": longer than 15 bytes`}},
+		{[]string{"set", "sda"}, result{Code: 2, Stderr: "iosched: set takes DEVICE and SCHEDULER[,SCHEDULER...] and/or ATTR=VALUE, got 1 arguments"}},
+		{[]string{"set", "--force", "sda", "bfq"}, result{Code: 2, Stderr: "flag provided but not defined: -force"}},
+		{[]string{"set", "sda", "mq-deadline", "wbt_lat_usec=-1", "read_ahead_kb=130", "iosched/read_expire=500"}, result{Stdout: "sda: mq-deadline already active\nsda: wbt_lat_usec 75000 already set\nsda: read_ahead_kb 128 already set\nsda: iosched/read_expire 500 already set\n"}},
+		{[]string{"set", "sda", "write_cache=write back", "max_sectors_kb=1280", "nr_requests=64"}, result{Stdout: "sda: write_cache write back already set\nsda: max_sectors_kb 1280 already set\nsda: nr_requests 64 already set\n"}},
+		{[]string{"set", "--dry-run", "sda", "bfq", "wbt_lat_usec=0", "rotational=1"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: wbt_lat_usec 75000 -> 0 (dry run)\nsda: rotational 1 already set\n"}},
+		{[]string{"set", "sda", "nosuch", "iosched/read_expire=250"}, result{Code: 1, Stderr: "iosched: sda: none of nosuch can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available"}},
+		{[]string{"set", "sda", "nomerges=1"}, result{Code: 1, Stderr: "iosched: sda: SYS/block/sda/queue/nomerges: no such attribute on this queue"}},
+		{[]string{"set", "sda", "dev=8:0"}, result{Code: 2, Stderr: `iosched: sda: unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
+		{[]string{"set", "sda", "iosched/../../dev=1"}, result{Code: 2, Stderr: `iosched: sda: unknown queue attribute "iosched/../../dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
+		{[]string{"set", "sda", "wbt_lat_usec=-5"}, result{Code: 2, Stderr: `iosched: sda: wbt_lat_usec: bad value "-5": want microseconds, 0 to disable or -1 for the default`}},
+		{[]string{"set", "sda", "none", "kyber"}, result{Code: 2, Stderr: `iosched: sda: "kyber": want ATTR=VALUE (the scheduler list goes first)`}},
+		{[]string{"frobnicate"}, result{Code: 2, Stderr: `iosched: unknown command "frobnicate"`}},
+		{nil, result{Code: 2, Stderr: "usage: iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]"}},
+	}
+	for _, tt := range tests {
+		sys := fixture.New(t, fixture.Standard()...)
+		got, changed := runIn(t, sys, nil, nil, tt.args...)
+		got.Stderr = strings.ReplaceAll(got.Stderr, string(sys), "SYS")
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("iosched %q (-want +got):\n%s", tt.args, diff)
+		}
+		// A fixture file takes the written name verbatim, so only a real
+		// change may alter the tree.
+		wantChange := strings.Contains(tt.want.Stdout, "->") && !strings.Contains(tt.want.Stdout, "dry run")
+		if changed != wantChange {
+			t.Errorf("iosched %q changed the tree: %v, want %v", tt.args, changed, wantChange)
+		}
+	}
+}
+
+func TestUdev(t *testing.T) {
+	loop := map[string]string{"ACTION": "change", "SUBSYSTEM": "block", "DEVTYPE": "disk",
+		"DEVPATH": "/devices/virtual/block/loop0", "IOSCHED_SCHEDULER": "none"}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{}
+		for a, b := range loop {
+			m[a] = b
+		}
+		m[k] = v
+		return m
+	}
+	tests := []struct {
+		name string
+		env  map[string]string
+		want result
+	}{
+		{"no-op", loop, result{Stdout: "loop0: none already active\n"}},
+		{"add", with("ACTION", "add"), result{Stdout: "loop0: none already active\n"}},
+		{"remove", with("ACTION", "remove"), result{}},
+		{"partition", with("DEVTYPE", "partition"), result{}},
+		{"partition devpath", with("DEVPATH", "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/sda1"), result{}},
+		{"other subsystem", with("SUBSYSTEM", "net"), result{}},
+		{"empty policy", with("IOSCHED_SCHEDULER", ""), result{}},
+		{"no scheduler file", with("DEVPATH", "/devices/virtual/block/zram0"), result{Stdout: "zram0: no I/O scheduler, nothing to do\n"}},
+		{"gone", with("DEVPATH", "/devices/virtual/block/loop9"), result{Stdout: "/devices/virtual/block/loop9: went away, nothing done\n"}},
+		{"bad policy", with("IOSCHED_SCHEDULER", "kyber;rm"), result{Code: 2, Stderr: `iosched: /devices/virtual/block/loop0: IOSCHED_SCHEDULER: scheduler list "kyber;rm": bad scheduler name "kyber;rm": byte ';' not in [a-z0-9_-]`}},
+		{"bad devpath", with("DEVPATH", "/devices/../block/loop0"), result{Code: 2, Stderr: `iosched: bad device name "/devices/../block/loop0": contains ".."`}},
+		{"attributes", with("IOSCHED_ATTR_read_ahead_kb", "128"), result{Stdout: "loop0: none already active\n"}},
+		{"bad attribute", with("IOSCHED_ATTR_dev", "1"), result{Code: 2, Stderr: `iosched: /devices/virtual/block/loop0: IOSCHED_ATTR_dev: unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
+		{"no devpath", with("DEVPATH", ""), result{Code: 2, Stderr: "iosched: udev: DEVPATH is not set (run from a udev rule, or use 'iosched set')"}},
+	}
+	for _, tt := range tests {
+		sys := fixture.New(t, fixture.Standard()...)
+		got, changed := runIn(t, sys, tt.env, nil, "udev")
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s: iosched udev (-want +got):\n%s", tt.name, diff)
+		}
+		if wantChange := strings.Contains(tt.want.Stdout, "->"); changed != wantChange {
+			t.Errorf("%s: changed the tree: %v, want %v", tt.name, changed, wantChange)
+		}
+	}
+}
+
+func TestStatus(t *testing.T) {
+	sys := fixture.New(t, fixture.Standard()...)
+	db := map[string]string{
+		"sda/IOSCHED_SCHEDULER":     "bfq,mq-deadline",
+		"nvme0n1/IOSCHED_SCHEDULER": "none",
+		"loop0/IOSCHED_SCHEDULER":   "",
+	}
+	got, changed := runIn(t, sys, nil, db, "status")
+	want := result{Stdout: `DISK     ACTIVE       OFFERED                     ROTATIONAL  WANTED           HOLDS
+loop0    none         none,mq-deadline,kyber,bfq  no          (opted out)      -
+nvme0n1  none         none,mq-deadline,kyber,bfq  no          none             yes
+sda      mq-deadline  none,mq-deadline,kyber,bfq  yes         bfq,mq-deadline  no
+zram0    -            -                           no          -                -
+`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("iosched status (-want +got):\n%s", diff)
+	}
+	if changed {
+		t.Error("status changed the tree")
+	}
+
+	got, _ = runIn(t, sys, nil, db, "status", "--json")
+	var rows []diskStatus
+	if err := json.Unmarshal([]byte(got.Stdout), &rows); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, got.Stdout)
+	}
+	yes, no := true, false
+	s := func(v string) *string { return &v }
+	wantRows := []diskStatus{
+		{Disk: "loop0", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("")},
+		{Disk: "nvme0n1", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("none"), Holds: &yes},
+		{Disk: "sda", Active: "mq-deadline", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &yes, Wanted: s("bfq,mq-deadline"), Holds: &no},
+		{Disk: "zram0", Rotational: &no},
+	}
+	if diff := cmp.Diff(wantRows, rows); diff != "" {
+		t.Errorf("iosched status --json (-want +got):\n%s", diff)
+	}
+}
