@@ -8,6 +8,8 @@
 //	iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
 //	iosched udev
 //	iosched status [--json]
+//	iosched audit [RULES-FILE-OR-DIR...]
+//	iosched probe [--runs N]
 //
 // DEVICE is a kernel name (sda, nvme0n1, loop3), a /dev path or a /sys
 // path; a partition means its whole disk. The list is ordered: the first
@@ -18,6 +20,13 @@
 // ACTION, DEVPATH, DEVTYPE, IOSCHED_SCHEDULER, IOSCHED_ATTR_<attr> and
 // IOSCHED_TUNE_<tunable> from the environment. Installed as iosched-udev,
 // the program runs "udev".
+//
+// "audit" lists udev rules that write a queue attribute whose every write
+// freezes the queue (ATTR{} on change events), with the iosched rule that
+// replaces each; it exits 1 when it finds any. "probe" attaches a
+// throwaway loop device and times unchanged writes of the scheduler and of
+// each such attribute, to tell whether this kernel still freezes for
+// nothing.
 //
 // Exit status: 0 done or nothing to do, 1 failure, 2 usage or bad input.
 package main
@@ -32,6 +41,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/iosched/iosched/helper/kmod"
+	"github.com/iosched/iosched/helper/rulesaudit"
 	"github.com/iosched/iosched/helper/sysfs"
 	"github.com/iosched/iosched/helper/udevdb"
 )
@@ -53,17 +63,19 @@ type env struct {
 	modules        func() kmod.Index
 	udev           udevdb.Lookup
 	devNum         func(string) (uint32, uint32, error) // nil: stat(2)
+	rulesDirs      []string                             // udev rules directories, by precedence
 }
 
 func main() {
 	e := env{
-		stdout:  os.Stdout,
-		stderr:  os.Stderr,
-		getenv:  os.Getenv,
-		environ: os.Environ,
-		sys:     sysfs.Default,
-		modules: runningKernelModules,
-		udev:    udevdb.Property,
+		stdout:    os.Stdout,
+		stderr:    os.Stderr,
+		getenv:    os.Getenv,
+		environ:   os.Environ,
+		sys:       sysfs.Default,
+		modules:   runningKernelModules,
+		udev:      udevdb.Property,
+		rulesDirs: rulesaudit.Dirs,
 	}
 	args := os.Args[1:]
 	if filepath.Base(os.Args[0]) == "iosched-udev" {
@@ -83,6 +95,8 @@ func runningKernelModules() kmod.Index {
 const usage = `usage: iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
        iosched udev
        iosched status [--json]
+       iosched audit [RULES-FILE-OR-DIR...]
+       iosched probe [--runs N]
 `
 
 // usageError marks errors that exit with status 2.
@@ -108,6 +122,10 @@ func run(e env, args []string) int {
 		err = cmdUdev(e, args[1:])
 	case "status":
 		err = cmdStatus(e, args[1:])
+	case "audit":
+		err = cmdAudit(e, args[1:])
+	case "probe":
+		err = cmdProbe(e, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(e.stdout, usage)
 		return exitOK
@@ -116,6 +134,10 @@ func run(e env, args []string) int {
 	}
 	if err == nil {
 		return exitOK
+	}
+	var found errFound
+	if errors.As(err, &found) {
+		return exitFailure
 	}
 	fmt.Fprintf(e.stderr, "iosched: %v\n", err)
 	var ue usageError

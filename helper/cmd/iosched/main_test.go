@@ -186,7 +186,7 @@ func TestUdev(t *testing.T) {
 		{"gone", with("DEVPATH", "/devices/virtual/block/loop9"), result{Stdout: "/devices/virtual/block/loop9: went away, nothing done\n"}},
 		{"bad policy", with("IOSCHED_SCHEDULER", "kyber;rm"), result{Code: 2, Stderr: `iosched: /devices/virtual/block/loop0: IOSCHED_SCHEDULER: scheduler list "kyber;rm": bad scheduler name "kyber;rm": byte ';' not in [a-z0-9_-]`}},
 		{"bad devpath", with("DEVPATH", "/devices/../block/loop0"), result{Code: 2, Stderr: `iosched: bad device name "/devices/../block/loop0": contains ".."`}},
-		{"attributes", with("IOSCHED_ATTR_read_ahead_kb", "128"), result{Stdout: "loop0: none already active\n"}},
+		{"attributes", with("IOSCHED_ATTR_read_ahead_kb", "128"), result{Stdout: "loop0: none already active\nloop0: read_ahead_kb 128 already set\n"}},
 		{"bad attribute", with("IOSCHED_ATTR_dev", "1"), result{Code: 2, Stderr: `iosched: /devices/virtual/block/loop0: IOSCHED_ATTR_dev: unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
 		{"no devpath", with("DEVPATH", ""), result{Code: 2, Stderr: "iosched: udev: DEVPATH is not set (run from a udev rule, or use 'iosched set')"}},
 	}
@@ -238,5 +238,28 @@ zram0    -            -                           no          -                -
 	}
 	if diff := cmp.Diff(wantRows, rows); diff != "" {
 		t.Errorf("iosched status --json (-want +got):\n%s", diff)
+	}
+}
+
+func TestAudit(t *testing.T) {
+	sys := fixture.New(t, fixture.Standard()...)
+	testdata, err := filepath.Abs("../../rulesaudit/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := runIn(t, sys, nil, nil, "audit", filepath.Join(testdata, "guarded.rules"), filepath.Join(testdata, "rhel-style.rules"))
+	want := result{Stdout: "no rule writes a freezing queue attribute on change events (2 files checked in " +
+		filepath.Join(testdata, "guarded.rules", testdata, "rhel-style.rules") + ")\n"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit of clean rules (-want +got):\n%s", diff)
+	}
+	got, _ = runIn(t, sys, nil, nil, "audit", testdata)
+	if got.Code != 1 || !strings.Contains(got.Stdout, "cachyos-style.rules:5: ATTR{queue/wbt_lat_usec} is written on change events") ||
+		!strings.HasSuffix(got.Stdout, "13 write(s) of freezing queue attributes on change events in 6 file(s) checked\n") || got.Stderr != "" {
+		t.Errorf("audit of testdata = %+v", got)
+	}
+	got, _ = runIn(t, sys, nil, nil, "audit", filepath.Join(testdata, "missing.rules"))
+	if got.Code != 1 || !strings.Contains(got.Stderr, "missing.rules: no such file or directory") {
+		t.Errorf("audit of a missing file = %+v", got)
 	}
 }
