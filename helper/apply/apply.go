@@ -22,8 +22,8 @@ var ErrGone = errors.New("device went away")
 var ErrUnavailable = errors.New("no wanted scheduler is available")
 
 // ErrNotApplied means the write succeeded but reading back shows another
-// scheduler, e.g. because another writer switched it in between.
-var ErrNotApplied = errors.New("scheduler not applied")
+// value, e.g. because another writer switched it in between.
+var ErrNotApplied = errors.New("not applied")
 
 // Queue is the queue/ directory of one disk: sysfs.Queue, or a model of
 // the kernel in tests.

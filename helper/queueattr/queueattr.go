@@ -73,6 +73,29 @@ var specs = map[string]Spec{
 	"io_timeout":    {"io_timeout", Uint, false},
 }
 
+// Tunables lists each kernel scheduler's own attributes under
+// queue/iosched/: deadline_attrs (block/mq-deadline.c:785-790),
+// bfq_attrs (block/bfq-iosched.c:7576-7585), kyber_sched_attrs
+// (block/kyber-iosched.c:879-880). The udev rules name them to know when
+// a policy sets one; any other iosched/NAME is still accepted.
+var Tunables = map[string][]string{
+	"mq-deadline": {"read_expire", "write_expire", "writes_starved", "front_merges", "fifo_batch", "prio_aging_expire"},
+	"bfq": {"fifo_expire_sync", "fifo_expire_async", "back_seek_max", "back_seek_penalty", "slice_idle",
+		"slice_idle_us", "max_budget", "timeout_sync", "strict_guarantees", "low_latency"},
+	"kyber": {"read_lat_nsec", "write_lat_nsec"},
+}
+
+// inJiffies are the tunables kept in jiffies and shown in ms:
+// deadline's *_expire (block/mq-deadline.c:741-773, SHOW_JIFFIES and
+// STORE_JIFFIES) and bfq's timeout_sync (block/bfq-iosched.c:7409,
+// __CONV == 1; its other ms tunables are kept in ns, exactly).
+var inJiffies = map[string]bool{
+	"read_expire": true, "write_expire": true, "prio_aging_expire": true, "timeout_sync": true,
+}
+
+// jiffyMaxMS is the longest jiffy of the kernel's HZ choices (HZ=100).
+const jiffyMaxMS = 10
+
 // ErrUnknown is returned for attributes iosched does not write.
 var ErrUnknown = errors.New("unknown queue attribute")
 
@@ -223,7 +246,16 @@ func (s Spec) Unchanged(current, want string, other Reader) (bool, error) {
 	case Tunable:
 		c, err1 := strconv.ParseInt(current, 10, 64)
 		w, err2 := strconv.ParseInt(want, 10, 64)
-		return err1 == nil && err2 == nil && c == w, nil
+		if err1 != nil || err2 != nil {
+			return false, nil
+		}
+		if inJiffies[strings.TrimPrefix(s.Name, TunablePrefix)] {
+			// Stored as msecs_to_jiffies(), shown as jiffies_to_msecs():
+			// the value reads back rounded up to a jiffy, at most 10 ms
+			// (HZ=100) above what was written.
+			return c >= w && c-w < jiffyMaxMS, nil
+		}
+		return c == w, nil
 	}
 	cur, err := strconv.ParseUint(current, 10, 64)
 	if err != nil {

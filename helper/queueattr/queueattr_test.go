@@ -55,6 +55,9 @@ func TestUnchanged(t *testing.T) {
 		{"write_cache", "write back", "write through", ssd, false},
 		{"iosched/read_expire", "500", "500", ssd, true},
 		{"iosched/read_expire", "500", "250", ssd, false},
+		{"iosched/read_expire", "252", "250", ssd, true}, // HZ=250 rounds up to a jiffy
+		{"iosched/read_expire", "248", "250", ssd, false},
+		{"iosched/fifo_batch", "17", "16", ssd, false}, // a count, not jiffies
 		{"io_timeout", "30000", "30000", ssd, true},
 	}
 	for _, tt := range tests {

@@ -54,6 +54,17 @@ func TestBadInput(t *testing.T) {
 		// Well-formed but unknown: no module can provide it, so it must not
 		// be written (a write would allocate and freeze before EINVAL).
 		{"unknown scheduler", nil, []string{"set", d.Dev, "abcdefghijklmno"}, 1, "abcdefghijklmno"},
+		// Queue attributes: only known names, only values the kernel takes.
+		{"unknown attribute", nil, []string{"set", d.Dev, "foo=1"}, 2, `"foo"`},
+		{"scheduler as attribute", nil, []string{"set", d.Dev, "none", "scheduler=kyber"}, 2, `"scheduler"`},
+		{"attribute path escape", nil, []string{"set", d.Dev, "iosched/../scheduler=kyber"}, 2, `"iosched/../scheduler"`},
+		{"attribute outside queue", nil, []string{"set", d.Dev, "../ro=1"}, 2, `"../ro"`},
+		{"attribute bad number", nil, []string{"set", d.Dev, "read_ahead_kb=abc"}, 2, `"abc"`},
+		{"attribute empty value", nil, []string{"set", d.Dev, "read_ahead_kb="}, 2, "read_ahead_kb"},
+		{"attribute value with newline", nil, []string{"set", d.Dev, "read_ahead_kb=1\n2"}, 2, "read_ahead_kb"},
+		{"attribute over UINT_MAX", nil, []string{"set", d.Dev, "nomerges=99999999999999999999"}, 2, "99999999999999999999"},
+		{"udev unknown attribute", append(udevEnv("change", "disk", d.Devpath, ""), "IOSCHED_ATTR_foo=1"), []string{"udev"}, 2, "IOSCHED_ATTR_foo"},
+		{"udev bad attribute value", append(udevEnv("change", "disk", d.Devpath, "none"), "IOSCHED_ATTR_read_ahead_kb=-1"), []string{"udev"}, 2, "IOSCHED_ATTR_read_ahead_kb"},
 		// Usage.
 		{"no command", nil, nil, 2, "usage"},
 		{"unknown command", nil, []string{"frobnicate"}, 2, `"frobnicate"`},

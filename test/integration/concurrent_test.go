@@ -2,20 +2,33 @@ package integration
 
 import (
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestConcurrentSets starts 16 `iosched set` runs with different wishes on
 // one disk at once, three rounds, the last under strace. Every run must
 // end in exit 0 with its one-line report or exit 1 with a one-line error
 // naming the disk, and the disk must be left with one of its offered
-// schedulers active. (On 7.3 concurrent writers get EBUSY from
-// down_write_trylock(&set->update_nr_hwq_lock) in elv_iosched_store(),
-// which the helper retries; on 6.18 they serialise.)
+// schedulers active.
+//
+// Overlapping writers of one queue/scheduler crash a 6.18 kernel: it
+// takes update_nr_hwq_lock shared in elv_iosched_store(), so two
+// elevator_change_done() run at once; seen on 6.18.44 as "sysfs: cannot
+// create duplicate filename .../queue/iosched", a general protection fault
+// in blk_mq_free_rqs() and a queue hung for good. 7.3 takes the lock
+// exclusively (trylock, EBUSY). So the helper serialises its runs per disk
+// with a flock on the queue directory, and this test first checks that it
+// does before it starts 16 writers at once.
 func TestConcurrentSets(t *testing.T) {
 	b := setup(t)
 	d := newLoop(t, "")
@@ -32,6 +45,9 @@ func TestConcurrentSets(t *testing.T) {
 		"bfq,none", "kyber,mq-deadline", "mq-deadline,bfq", "none,kyber",
 		"nosuch,bfq", "deadline,none", "none", "kyber", "bfq", "mq-deadline",
 	}
+	checkSerialised(t, b, d)
+	kernelLog := kmsgCheck(t)
+	defer kernelLog()
 	okLine := regexp.MustCompile(`^` + regexp.QuoteMeta(d.Name) +
 		`: ([a-z0-9_-]+ already active|[a-z0-9_-]+ -> [a-z0-9_-]+)( \(unavailable: [a-z0-9_,-]+\))?\n$`)
 	for round := 1; round <= 3; round++ {
@@ -59,7 +75,7 @@ func TestConcurrentSets(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-start
-					outs[i], errs[i] = runE(dirs[i], traced, nil, bin, "set", dev, w)
+					outs[i], errs[i] = runE(dirs[i], nil, traced, nil, bin, "set", dev, w)
 				}()
 			}
 			close(start)
@@ -108,5 +124,86 @@ func TestConcurrentSets(t *testing.T) {
 				t.Errorf("after the runs %s reads %q: active %s, want one of %v offered as before", d.Sched, after, act, offered)
 			}
 		})
+	}
+}
+
+// checkSerialised holds the per-disk lock (flock on queue/) and starts a
+// change: the helper must wait for the lock, writing nothing meanwhile,
+// and complete once it is released. Without it, the test stops here
+// rather than risk a kernel oops.
+func checkSerialised(t *testing.T, b bins, d *loopDev) {
+	t.Helper()
+	force(t, d, "none")
+	fd, err := syscall.Open(filepath.Dir(d.Sched), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked := true
+	unlock := func() {
+		if locked {
+			syscall.Close(fd)
+			locked = false
+		}
+	}
+	defer unlock()
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatalf("flock %s: %v", filepath.Dir(d.Sched), err)
+	}
+	type result struct {
+		o   outcome
+		err error
+	}
+	done := make(chan result, 1)
+	dir := t.TempDir()
+	go func() {
+		o, err := runE(dir, nil, false, nil, b.Static, "set", d.Name, "kyber")
+		done <- result{o, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("iosched set did not wait for the lock on %s (exit %d, %q, %q): "+
+			"not starting 16 concurrent writers, which can oops a 6.18 kernel", filepath.Dir(d.Sched), r.o.Code, r.o.Stdout, r.o.Stderr)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if got := active(t, d); got != "none" {
+		t.Fatalf("while the lock was held %s changed to %s", d.Sched, got)
+	}
+	unlock()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if diff := cmp.Diff(got{0, d.Name + ": none -> kyber\n"}, r.o.got()); diff != "" {
+		t.Fatalf("iosched set after the lock was released (-want +got):\n%s\nstderr: %s", diff, r.o.Stderr)
+	}
+}
+
+var kernelTrouble = regexp.MustCompile(`Oops|BUG:|general protection|cannot create duplicate filename|WARNING:|hung_task|blocked for more than`)
+
+// kmsgCheck notes the end of the kernel log and returns a function that
+// fails the test if the kernel logged trouble since then.
+func kmsgCheck(t *testing.T) func() {
+	t.Helper()
+	before, err := exec.Command("dmesg").Output()
+	if err != nil {
+		t.Logf("dmesg: %v: not checking the kernel log", err)
+		return func() {}
+	}
+	n := strings.Count(string(before), "\n")
+	return func() {
+		after, err := exec.Command("dmesg").Output()
+		if err != nil {
+			t.Errorf("dmesg: %v", err)
+			return
+		}
+		lines := strings.Split(string(after), "\n")
+		if n > len(lines) {
+			n = 0 // the ring buffer wrapped
+		}
+		for _, l := range lines[n:] {
+			if kernelTrouble.MatchString(l) {
+				t.Errorf("kernel log during the concurrent runs: %s", l)
+			}
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -254,7 +255,7 @@ const baseEnv = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 // With traced, it runs under strace -f and parses every open of the run.
 func run(t *testing.T, traced bool, env []string, argv ...string) outcome {
 	t.Helper()
-	o, err := runE(t.TempDir(), traced, env, argv...)
+	o, err := runE(t.TempDir(), nil, traced, env, argv...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,8 +263,9 @@ func run(t *testing.T, traced bool, env []string, argv ...string) outcome {
 }
 
 // runE is run for goroutines other than the test's own: it returns errors
-// instead of failing the test. The trace goes into dir.
-func runE(dir string, traced bool, env []string, argv ...string) (outcome, error) {
+// instead of failing the test. The trace goes into dir. wrap, if any, is
+// a command prefix that runs before strace and is not traced.
+func runE(dir string, wrap []string, traced bool, env []string, argv ...string) (outcome, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var traceFile string
@@ -272,8 +274,12 @@ func runE(dir string, traced bool, env []string, argv ...string) (outcome, error
 		argv = append([]string{"strace", "-f", "-qq", "-e", "trace=open,openat,openat2,creat,truncate",
 			"-o", traceFile, "--"}, argv...)
 	}
+	argv = append(slices.Clone(wrap), argv...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append([]string{baseEnv}, env...)
+	// A grandchild stuck in the kernel (a hung queue) keeps our pipes
+	// open: stop waiting for them soon after the kill.
+	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -303,6 +309,7 @@ type openCall struct {
 	Syscall string // open, openat, openat2, creat, truncate
 	Path    string // as passed, unescaped
 	Args    string // everything in the parentheses but the path
+	Raw     string // everything in the parentheses, as strace printed it
 	Result  string // "3" or "-1 EACCES (Permission denied)"
 }
 
@@ -326,7 +333,7 @@ func (c openCall) Resolved() string {
 }
 
 func (c openCall) String() string {
-	return fmt.Sprintf("%s(%q%s) = %s", c.Syscall, c.Path, c.Args, c.Result)
+	return fmt.Sprintf("%s(%s) = %s", c.Syscall, c.Raw, c.Result)
 }
 
 var (
@@ -373,7 +380,7 @@ func parseTrace(trace string) ([]openCall, error) {
 			}
 			continue // signals ("--- SIGURG ...") and exits ("+++ exited ...")
 		}
-		c := openCall{Syscall: m[2], Result: m[4]}
+		c := openCall{Syscall: m[2], Raw: m[3], Result: m[4]}
 		path, rest, err := firstQuoted(m[3])
 		if err != nil {
 			return nil, fmt.Errorf("strace line %q: %v", line, err)
@@ -389,7 +396,7 @@ func parseTrace(trace string) ([]openCall, error) {
 		// thread) still tells what was asked.
 		if m := callLine.FindStringSubmatch(head + ") = ?"); m != nil {
 			path, rest, _ := firstQuoted(m[3])
-			calls = append(calls, openCall{Syscall: m[2], Path: path, Args: rest, Result: "? (pid " + pid + " unfinished)"})
+			calls = append(calls, openCall{Syscall: m[2], Path: path, Args: rest, Raw: m[3], Result: "? (pid " + pid + " unfinished)"})
 		}
 	}
 	return calls, nil
@@ -476,4 +483,25 @@ func udevLink(t *testing.T, bin string) string {
 func readFile(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	return string(b), err
+}
+
+// blockView returns a command prefix that runs the rest of a command in a
+// private mount namespace whose /sys/block lists only the given disks (a
+// bind mount of a directory of their sysfs symlinks), so `iosched status`
+// reads the test's loop devices and nothing else: a hung queue elsewhere
+// on the machine cannot hang the test.
+func blockView(t *testing.T, disks ...string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range disks {
+		target, err := os.Readlink("/sys/block/" + d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(dir, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []string{"unshare", "--mount", "--propagation", "private", "--",
+		"sh", "-ec", `mount --bind "$0" /sys/block; exec "$@"`, dir}
 }

@@ -119,10 +119,12 @@ func TestUdevUnchangedOpensNothingForWriting(t *testing.T) {
 }
 
 // TestStatusOpensNothingForWriting: `iosched status` only reads, and
-// reports the loop device's active and offered schedulers as the kernel does.
+// reports each disk's active and offered schedulers as the kernel does.
+// It runs with a /sys/block that lists only the test's two loop devices.
 func TestStatusOpensNothingForWriting(t *testing.T) {
-	b := setup(t)
+	b := setup(t, "unshare")
 	d := newLoop(t, "")
+	d2 := newLoop(t, "")
 	force(t, d, "kyber")
 	line, err := readFile(d.Sched)
 	if err != nil {
@@ -134,7 +136,10 @@ func TestStatusOpensNothingForWriting(t *testing.T) {
 	}
 	for binName, bin := range map[string]string{"cgo": b.Cgo, "static": b.Static} {
 		t.Run(binName, func(t *testing.T) {
-			o := run(t, true, nil, bin, "status", "--json")
+			o, err := runE(t.TempDir(), blockView(t, d.Name, d2.Name), true, nil, bin, "status", "--json")
+			if err != nil {
+				t.Fatal(err)
+			}
 			if o.Code != 0 {
 				t.Fatalf("iosched status --json: exit %d, stderr %s", o.Code, o.Stderr)
 			}
@@ -151,14 +156,13 @@ func TestStatusOpensNothingForWriting(t *testing.T) {
 				Active  string
 				Offered []string
 			}
-			var gotRow *row
+			gotRows := map[string]row{}
 			for _, r := range rows {
-				if r.Disk == d.Name {
-					gotRow = &row{r.Active, r.Offered}
-				}
+				gotRows[r.Disk] = row{r.Active, r.Offered}
 			}
-			if diff := cmp.Diff(&row{"kyber", offered}, gotRow); diff != "" {
-				t.Errorf("status row for %s (-want +got):\n%s", d.Name, diff)
+			want := map[string]row{d.Name: {"kyber", offered}, d2.Name: {active(t, d2), offered}}
+			if diff := cmp.Diff(want, gotRows); diff != "" {
+				t.Errorf("status rows (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -87,7 +87,52 @@ func inputError(err error) error {
 // applyAll sets the scheduler first (a switch resets nr_requests and
 // replaces the iosched/ tunables), then each attribute in order. A failed
 // attribute does not stop the others; all failures are returned.
+//
+// A first pass only reads. When it finds nothing to change, that is the
+// answer, and no lock was taken: the common case stays lock-free. Else
+// the real pass runs under the disk's lock and reads everything again,
+// since another run may have changed it meanwhile.
 func (e env) applyAll(q sysfs.Queue, wanted []string, settings []setting, dryRun bool) error {
+	p := e.pass(q, wanted, settings, true)
+	if dryRun || (!p.changed && len(p.errs) == 0) {
+		p.print(e, dryRun)
+		return errors.Join(p.errs...)
+	}
+	// One iosched run per disk at a time: 6.18 kernels oops when two
+	// writers of queue/scheduler overlap (see sysfs.Queue.Lock).
+	unlock, err := q.Lock(sysfs.LockWait)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	p = e.pass(q, wanted, settings, false)
+	p.print(e, false)
+	return errors.Join(p.errs...)
+}
+
+// passResult is what one pass over a disk found or did.
+type passResult struct {
+	lines   []string // one per scheduler or attribute, without the disk name
+	changed bool     // something was (or would be) written
+	gone    bool     // the disk went away: nothing else counts
+	errs    []error
+	disk    string
+}
+
+func (p passResult) print(e env, dryRun bool) {
+	if p.gone {
+		fmt.Fprintf(e.stdout, "%s: went away, nothing done\n", p.disk)
+		return
+	}
+	for _, l := range p.lines {
+		if dryRun && strings.Contains(l, " -> ") {
+			l += " (dry run)"
+		}
+		fmt.Fprintf(e.stdout, "%s: %s\n", p.disk, l)
+	}
+}
+
+func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun bool) passResult {
 	d := apply.Disk{
 		Queue:  q,
 		DryRun: dryRun,
@@ -95,43 +140,42 @@ func (e env) applyAll(q sysfs.Queue, wanted []string, settings []setting, dryRun
 			return e.modules().Loadable(name)
 		},
 	}
-	suffix := ""
-	if dryRun {
-		suffix = " (dry run)"
-	}
-	var errs []error
-	schedOK := true
-	if wanted != nil {
-		res, err := d.Scheduler(wanted)
+	p := passResult{disk: q.Disk}
+	note := func(res fmt.Stringer, changed bool, err error) bool {
 		switch {
 		case errors.Is(err, apply.ErrGone):
-			fmt.Fprintf(e.stdout, "%s: went away, nothing done\n", q.Disk)
-			return nil
+			p.gone, p.errs = true, nil
+			return false
 		case err != nil:
-			errs, schedOK = append(errs, err), false
-		case res.Changed:
-			fmt.Fprintf(e.stdout, "%s: %s%s\n", q.Disk, res, suffix)
+			p.errs = append(p.errs, err)
 		default:
-			fmt.Fprintf(e.stdout, "%s: %s\n", q.Disk, res)
+			p.lines = append(p.lines, res.String())
+			p.changed = p.changed || changed
 		}
+		return true
+	}
+	schedOK, schedChanged := true, false
+	if wanted != nil {
+		res, err := d.Scheduler(wanted)
+		if !note(res, res.Changed, err) {
+			return p
+		}
+		schedOK, schedChanged = err == nil, res.Changed
 	}
 	for _, s := range settings {
-		if s.spec.Kind == queueattr.Tunable && !schedOK {
-			errs = append(errs, fmt.Errorf("%s: %s not set: the scheduler was not applied", q.Disk, s.spec.Name))
+		if s.spec.Kind == queueattr.Tunable && (!schedOK || dryRun && schedChanged) {
+			if !schedOK {
+				p.errs = append(p.errs, fmt.Errorf("%s: %s not set: the scheduler was not applied", q.Disk, s.spec.Name))
+			} else {
+				// The new scheduler's tunables exist only after the switch.
+				p.lines = append(p.lines, fmt.Sprintf("%s -> %s after the switch", s.spec.Name, s.value))
+			}
 			continue
 		}
 		res, err := d.Attr(s.spec, s.value)
-		switch {
-		case errors.Is(err, apply.ErrGone):
-			fmt.Fprintf(e.stdout, "%s: went away, nothing done\n", q.Disk)
-			return nil
-		case err != nil:
-			errs = append(errs, err)
-		case res.Changed:
-			fmt.Fprintf(e.stdout, "%s: %s%s\n", q.Disk, res, suffix)
-		default:
-			fmt.Fprintf(e.stdout, "%s: %s\n", q.Disk, res)
+		if !note(res, res.Changed, err) {
+			return p
 		}
 	}
-	return errors.Join(errs...)
+	return p
 }
