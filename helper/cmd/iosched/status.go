@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -40,18 +41,26 @@ func cmdStatus(e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// One write(2) for the whole table, not one per cell.
+	out := bufio.NewWriter(e.stdout)
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		if err := enc.Encode(rows); err != nil {
+			return err
+		}
+		return out.Flush()
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DISK\tACTIVE\tOFFERED\tROTATIONAL\tWANTED\tHOLDS")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Disk, dash(r.Active),
 			dash(strings.Join(r.Offered, ",")), yesNo(r.Rotational), wantedText(r), yesNo(r.Holds))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return out.Flush()
 }
 
 func (e env) statusRows() ([]diskStatus, error) {
