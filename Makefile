@@ -22,7 +22,7 @@ status: build
 	bin/iosched status
 
 lint: deps
-	test -z "$$(gofmt -l helper test)" || { gofmt -l helper test; exit 1; }
+	test -z "$$(gofmt -l helper test bench)" || { gofmt -l helper test bench; exit 1; }
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 
@@ -33,7 +33,7 @@ gotest: deps
 itest: build
 	$(GO) test -count=1 ./test/integration/...
 
-test: lint gotest itest vmtest udevtest
+test: lint gotest itest vmtest udevtest pkgtest
 
 bench: build
 	bench/helper-bench
@@ -43,3 +43,4 @@ clean:
 
 include test/vm/vm.mk
 include test/udev/udev.mk
+include packaging.mk

@@ -1,7 +1,8 @@
 # Shared by the guest scripts of the udev test and benchmark (sourced, not
-# run). They run as init in the Debian root filesystem that test/udev/run
-# builds: mount what udevd needs, start it, make disks, count scheduler
-# writes. Results go to stdout as "@@ " lines (test/vm/HARNESS.md).
+# run; test/udev/run puts it at /iosched-test/guest-lib.sh). They run in
+# the Debian root filesystem under the harness init: mount what udevd
+# needs, start it, make disks, count scheduler writes. Results go to
+# stdout as "@@ " lines (test/vm/HARNESS.md).
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
@@ -56,17 +57,21 @@ active() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
 prop() { udevadm info --query=property "/sys/class/block/$1" 2>/dev/null | sed -n "s/^$2=//p"; }
 
 # nullb_new NAME ROTATIONAL QUEUES [ATTR=VALUE...]: a null_blk disk made
-# through configfs; prints its kernel name (nullbN).
+# through configfs with QUEUES submit queues and no poll queue (null_blk
+# adds one by default, and two hardware queues make the kernel choose
+# none). 7.x names the disk after the configfs directory, older kernels
+# nullbN: prints the disk's name.
 nullb_new() {
 	d=/sys/kernel/config/nullb/$1
 	mkdir "$d" || return 1
 	echo "$2" >"$d/rotational"
+	echo 0 >"$d/poll_queues"
 	echo "$3" >"$d/submit_queues"
 	echo 1024 >"$d/size" # MB; not memory backed, so it costs nothing
 	shift 3
 	for kv in "$@"; do echo "${kv#*=}" >"$d/${kv%%=*}" || return 1; done
 	echo 1 >"$d/power" || return 1
-	echo "nullb$(cat "$d/index")"
+	if [ -e "/sys/block/${d##*/}" ]; then echo "${d##*/}"; else echo "nullb$(cat "$d/index")"; fi
 }
 
 # count_start / count_stop: calls of elv_iosched_store (the scheduler

@@ -1,0 +1,80 @@
+# bash completion for iosched(8), installed as
+# /usr/share/bash-completion/completions/iosched (loaded on demand by
+# bash-completion). Self-contained: uses only COMP_WORDS and COMP_CWORD.
+#
+# Completes the command, its options, disk names from /sys/block, the
+# schedulers the chosen disk offers (after a comma too, for a list), queue
+# attribute names as ATTR=, and rules files or directories for audit.
+
+_iosched_disks() {
+	local d
+	for d in /sys/block/*; do
+		[ -e "$d/queue/scheduler" ] && printf '%s\n' "${d##*/}"
+	done
+}
+
+# _iosched_schedulers DEVICE: the names in queue/scheduler, brackets
+# dropped, plus the alias and the modules the kernel loads on demand.
+_iosched_schedulers() {
+	local dev=${1##*/} line
+	line=$(cat "/sys/block/$dev/queue/scheduler" 2>/dev/null)
+	line=${line//[\[\]]/}
+	printf '%s\n' $line none mq-deadline deadline bfq kyber | sort -u
+}
+
+_iosched() {
+	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
+	local i n=0 dev=""
+	COMPREPLY=()
+	if [ "$COMP_CWORD" -eq 1 ]; then
+		mapfile -t COMPREPLY < <(compgen -W "set udev status audit probe --help" -- "$cur")
+		return
+	fi
+	case $cmd in
+	set)
+		if [[ $cur == -* ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "--dry-run" -- "$cur")
+			return
+		fi
+		# n: positional arguments before the one being completed.
+		for ((i = 2; i < COMP_CWORD; i++)); do
+			[[ ${COMP_WORDS[i]} == -* ]] && continue
+			[ $n -eq 0 ] && dev=${COMP_WORDS[i]}
+			n=$((n + 1))
+		done
+		if [ $n -eq 0 ]; then
+			mapfile -t COMPREPLY < <(compgen -W "$(_iosched_disks)" -- "$cur")
+		elif [[ $cur == *=* ]]; then
+			return
+		else
+			local pre="" last=$cur attrs
+			attrs="add_random discard_max_bytes io_timeout iostats iostats_passthrough
+				max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity
+				stable_writes wbt_lat_usec write_cache"
+			if [[ $cur == *,* ]]; then
+				pre=${cur%,*},
+				last=${cur##*,}
+			fi
+			if [ $n -eq 1 ] || [ -n "$pre" ]; then
+				mapfile -t COMPREPLY < <(compgen -P "$pre" -W "$(_iosched_schedulers "$dev")" -- "$last")
+			fi
+			[ -n "$pre" ] && return
+			mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -S = -W "$attrs" -- "$cur")
+			# Schedulers come first: a first ATTR= means no scheduler matched.
+			[[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
+		fi
+		;;
+	status)
+		mapfile -t COMPREPLY < <(compgen -W "--json" -- "$cur")
+		;;
+	audit)
+		compopt -o filenames 2>/dev/null
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		;;
+	probe)
+		[ "${COMP_WORDS[COMP_CWORD - 1]}" = --runs ] && return
+		mapfile -t COMPREPLY < <(compgen -W "--runs" -- "$cur")
+		;;
+	esac
+}
+complete -F _iosched iosched
