@@ -35,7 +35,9 @@ itest: build
 
 test: lint gotest itest vmtest udevtest pkgtest
 
-bench: build
+# bench: the helper on a loop device, then the udev rules in qemu
+# (vmbench, the kernel series, is a target of its own: make vmbench).
+bench: build udevbench
 	bench/helper-bench
 
 clean:
