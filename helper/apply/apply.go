@@ -82,6 +82,12 @@ func (d Disk) Scheduler(wanted []string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	return d.SchedulerFrom(line, wanted)
+}
+
+// SchedulerFrom is Scheduler for a caller that has just read and parsed
+// queue/scheduler itself, as `iosched status` has.
+func (d Disk) SchedulerFrom(line sched.Line, wanted []string) (Result, error) {
 	res := Result{From: line.Active, To: line.Active}
 	for _, w := range wanted {
 		name, offered := line.Offers(w)

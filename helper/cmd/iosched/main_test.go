@@ -236,7 +236,7 @@ zram0    -            -                           no          -                -
 		{Disk: "sda", Active: "mq-deadline", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &yes, Wanted: s("bfq,mq-deadline"), Holds: &no},
 		{Disk: "zram0", Rotational: &no},
 	}
-	if diff := cmp.Diff(wantRows, rows); diff != "" {
+	if diff := cmp.Diff(wantRows, rows, cmp.AllowUnexported(diskStatus{})); diff != "" {
 		t.Errorf("iosched status --json (-want +got):\n%s", diff)
 	}
 }
@@ -261,5 +261,23 @@ func TestAudit(t *testing.T) {
 	got, _ = runIn(t, sys, nil, nil, "audit", filepath.Join(testdata, "missing.rules"))
 	if got.Code != 1 || !strings.Contains(got.Stderr, "missing.rules: no such file or directory") {
 		t.Errorf("audit of a missing file = %+v", got)
+	}
+}
+
+func TestWantedText(t *testing.T) {
+	empty, list := "", "bfq,none"
+	tests := []struct {
+		row  diskStatus
+		want string
+	}{
+		{diskStatus{}, "-"},
+		{diskStatus{noUdevDB: true, Note: "udev database not readable"}, "?"},
+		{diskStatus{Wanted: &empty}, "(opted out)"},
+		{diskStatus{Wanted: &list}, "bfq,none"},
+	}
+	for _, tt := range tests {
+		if got := wantedText(tt.row); got != tt.want {
+			t.Errorf("wantedText(%+v) = %q, want %q", tt.row, got, tt.want)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/iosched/iosched/helper/apply"
 	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
+	"github.com/iosched/iosched/helper/udevdb"
 )
 
 // diskStatus is one row of `iosched status`.
@@ -25,6 +26,9 @@ type diskStatus struct {
 	Wanted     *string  `json:"wanted,omitempty"` // nil: udev recorded no policy
 	Holds      *bool    `json:"holds,omitempty"`  // nil: nothing wanted, or unknown
 	Note       string   `json:"note,omitempty"`
+	// noUdevDB: this build cannot read the udev database, so an absent
+	// Wanted means "unknown", not "no policy".
+	noUdevDB bool
 }
 
 func cmdStatus(e env, args []string) error {
@@ -99,7 +103,7 @@ func (e env) diskStatus(disk string) diskStatus {
 	v, ok, err := e.udev(disk, PropScheduler)
 	switch {
 	case err != nil:
-		st.Note = err.Error()
+		st.Note, st.noUdevDB = err.Error(), errors.Is(err, udevdb.ErrUnavailable)
 		return st
 	case !ok:
 		return st
@@ -117,7 +121,7 @@ func (e env) diskStatus(disk string) diskStatus {
 	d := apply.Disk{Queue: q, DryRun: true, Loadable: func(name string) (bool, error) {
 		return e.modules().Loadable(name)
 	}}
-	res, err := d.Scheduler(wanted)
+	res, err := d.SchedulerFrom(line, wanted)
 	holds := err == nil && !res.Changed
 	if err != nil && !errors.Is(err, apply.ErrUnavailable) {
 		st.Note = err.Error()
@@ -146,10 +150,10 @@ func yesNo(b *bool) string {
 
 func wantedText(r diskStatus) string {
 	switch {
-	case r.Wanted == nil && !strings.Contains(r.Note, "libudev"):
-		return "-"
-	case r.Wanted == nil:
+	case r.Wanted == nil && r.noUdevDB:
 		return "?"
+	case r.Wanted == nil:
+		return "-"
 	case *r.Wanted == "":
 		return "(opted out)"
 	}
