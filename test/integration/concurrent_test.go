@@ -32,14 +32,7 @@ import (
 func TestConcurrentSets(t *testing.T) {
 	b := setup(t)
 	d := newLoop(t, "")
-	line, err := readFile(d.Sched)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, offered, err := parseLine(line)
-	if err != nil {
-		t.Fatal(err)
-	}
+	offered := offeredBy(t, d)
 	wishes := []string{
 		"none", "mq-deadline", "kyber", "bfq", "deadline", "nosuch,kyber",
 		"bfq,none", "kyber,mq-deadline", "mq-deadline,bfq", "none,kyber",

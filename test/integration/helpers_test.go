@@ -203,6 +203,20 @@ func activeErr(d *loopDev) (string, error) {
 	return a, err
 }
 
+// offeredBy reads the schedulers the disk offers.
+func offeredBy(t *testing.T, d *loopDev) []string {
+	t.Helper()
+	line, err := readFile(d.Sched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, offered, err := parseLine(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return offered
+}
+
 // active reads the disk's active scheduler.
 func active(t *testing.T, d *loopDev) string {
 	t.Helper()

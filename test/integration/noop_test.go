@@ -126,14 +126,7 @@ func TestStatusOpensNothingForWriting(t *testing.T) {
 	d := newLoop(t, "")
 	d2 := newLoop(t, "")
 	force(t, d, "kyber")
-	line, err := readFile(d.Sched)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, offered, err := parseLine(line)
-	if err != nil {
-		t.Fatal(err)
-	}
+	offered := offeredBy(t, d)
 	for binName, bin := range map[string]string{"cgo": b.Cgo, "static": b.Static} {
 		t.Run(binName, func(t *testing.T) {
 			o, err := runE(t.TempDir(), blockView(t, d.Name, d2.Name), true, nil, bin, "status", "--json")
