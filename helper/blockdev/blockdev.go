@@ -65,9 +65,24 @@ func (r Resolver) Resolve(arg string) (Device, error) {
 		}
 		sysdir = r.Sys.Path("dev", "block", fmt.Sprintf("%d:%d", major, minor))
 	default:
+		if _, ok := r.listedDisk(arg); ok {
+			return Device{Name: arg, Disk: arg}, nil
+		}
 		sysdir = r.Sys.Path("class", "block", arg)
 	}
 	return r.fromSysdir(arg, sysdir)
+}
+
+// listedDisk is the fast path for a whole disk: /sys/block lists whole
+// disks only, each as a symlink to its directory under devices/. One
+// readlink answers what the general path answers with a stat per path
+// component, and udev and scripts name whole disks.
+func (r Resolver) listedDisk(name string) (devpath string, ok bool) {
+	link, err := os.Readlink(r.Sys.Path("block", name))
+	if err != nil || !strings.HasPrefix(link, "../devices/") || filepath.Base(link) != name {
+		return "", false
+	}
+	return filepath.Join("/block", link), true
 }
 
 // FromDevpath resolves a udev DEVPATH ("/devices/.../block/sda"), which
@@ -78,6 +93,11 @@ func (r Resolver) FromDevpath(devpath string) (Device, error) {
 	}
 	if !strings.HasPrefix(devpath, "/devices/") {
 		return Device{}, fmt.Errorf("%w %q: DEVPATH must start with /devices/", ErrBadName, devpath)
+	}
+	if name := filepath.Base(devpath); len(name) <= NameMax {
+		if p, ok := r.listedDisk(name); ok && p == filepath.Clean(devpath) {
+			return Device{Name: name, Disk: name}, nil
+		}
 	}
 	return r.fromSysdir(devpath, r.Sys.Path(devpath))
 }

@@ -86,6 +86,9 @@ func TestFromDevpath(t *testing.T) {
 	}{
 		{devpath: "/devices/virtual/block/loop0", want: Device{Name: "loop0", Disk: "loop0"}},
 		{devpath: "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/sda1", want: Device{Name: "sda1", Disk: "sda"}},
+		{devpath: "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda", want: Device{Name: "sda", Disk: "sda"}},
+		// The disk's name under another parent: /sys/block/sda points elsewhere.
+		{devpath: "/devices/virtual/block/sda", err: ErrNotFound},
 		{devpath: "/devices/virtual/block/loop9", err: ErrNotFound},
 		{devpath: "/devices/virtual/net/lo", err: ErrNotFound},
 		{devpath: "/devices/virtual/block/../block/loop0", err: ErrBadName},
