@@ -25,8 +25,11 @@
 // the benchmark runs in a private mount namespace and, for each timed run,
 // bind-mounts over /sys/block a directory holding only the symlinks of
 // those disks (the same relative links sysfs has, so every path resolves
-// to the real device). Processes are timed by wall clock from fork/exec to
-// wait. The table is printed and written to -out.
+// to the real device). Processes are timed by wall clock from start to the
+// end of wait, two ways: by Go's os/exec (vfork: the child's own cost), and,
+// for every command that changes nothing, by forkexec (./bench/helperbench/
+// forkexec, built with cc), a plain fork + exec as systemd-udevd starts a
+// RUN+= program. The table is printed and written to -out.
 //
 // Every loop device is detached on exit, on failure and on SIGINT/SIGTERM;
 // the measured disk gets back the scheduler it had when attached (a loop
@@ -47,6 +50,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -134,6 +138,7 @@ type bench struct {
 	static    string
 	floorCgo  string // gofloor built like bin/iosched
 	floorSt   string // gofloor built like bin/iosched-static
+	forkexec  string // bench/helperbench/forkexec, built with cc
 	rootDir   string
 	disk      *loop
 	sched     string // /sys/block/loopN/queue/scheduler of the measured disk
@@ -141,9 +146,11 @@ type bench struct {
 	rot       string // its queue/rotational
 	devpath   string
 	samples   map[string][]time.Duration
-	order     []string // variant names in report order
-	started   time.Time
-	loadFrom  string
+	// forkSamples: the same variants timed by forkexec (fork + exec).
+	forkSamples map[string][]time.Duration
+	order       []string // variant names in report order
+	started     time.Time
+	loadFrom    string
 }
 
 func (b *bench) onSignal() {
@@ -299,6 +306,7 @@ func (b *bench) main() error {
 	b.started = time.Now()
 	b.loadFrom = loadavg()
 	b.samples = map[string][]time.Duration{}
+	b.forkSamples = map[string][]time.Duration{}
 	if ents, err := os.ReadDir("/sys/block"); err == nil {
 		b.realDisk = len(ents)
 	}
@@ -373,7 +381,7 @@ const (
 )
 
 // buildFloors builds gofloor the way `make build` builds the two iosched
-// binaries, into the benchmark's temporary directory.
+// binaries, and forkexec, into the benchmark's temporary directory.
 func (b *bench) buildFloors() error {
 	b.floorCgo = filepath.Join(b.tmp, "gofloor-cgo")
 	b.floorSt = filepath.Join(b.tmp, "gofloor-static")
@@ -384,6 +392,12 @@ func (b *bench) buildFloors() error {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("build %s: %w: %s", f.out, err, out)
 		}
+	}
+	b.forkexec = filepath.Join(b.tmp, "forkexec")
+	cc := exec.Command("cc", "-O2", "-o", b.forkexec, "bench/helperbench/forkexec/forkexec.c")
+	cc.Dir = b.rootDir
+	if out, err := cc.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s: %w: %s", b.forkexec, err, out)
 	}
 	return nil
 }
@@ -435,6 +449,16 @@ func (b *bench) singleDisk() error {
 		{vAttrSt, "none", proc(nil, b.static, "set", name, "rotational="+b.rot), wantOut(attrNoop)},
 		{vAttrCgo, "none", proc(nil, b.cgo, "set", name, "rotational="+b.rot), wantOut(attrNoop)},
 	}
+	// Everything that runs a process and changes nothing is also timed
+	// by forkexec, which needs absolute paths.
+	// forked: for a command that changes nothing, the same command timed
+	// a second way, by forkexec (fork, as udevd starts RUN+= programs).
+	forked := map[string]func() (time.Duration, error){}
+	for _, v := range vs {
+		if argv, env, ok := b.forkable(v.name, name, udevEnv); ok {
+			forked[v.name] = func() (time.Duration, error) { return b.timeFork(env, argv...) }
+		}
+	}
 	for _, v := range vs {
 		b.order = append(b.order, v.name)
 	}
@@ -467,10 +491,73 @@ func (b *bench) singleDisk() error {
 				if round >= 0 {
 					b.samples[v.name] = append(b.samples[v.name], d)
 				}
+				fork := forked[v.name]
+				if fork == nil {
+					continue
+				}
+				if d, err = fork(); err != nil {
+					return fmt.Errorf("%s (fork): %w", v.name, err)
+				}
+				if round >= 0 {
+					b.forkSamples[v.name] = append(b.forkSamples[v.name], d)
+				}
 			}
 		}
 	}
 	return b.ensure("none")
+}
+
+// forkable returns the argv and environment of the variants that run a
+// process and change nothing, for forkexec.
+func (b *bench) forkable(v, disk string, udevEnv []string) ([]string, []string, bool) {
+	switch v {
+	case vShWrite:
+		return []string{"/bin/sh", "-c", "echo none > " + b.sched}, nil, true
+	case vSetCgo:
+		return []string{b.cgo, "set", disk, "none"}, nil, true
+	case vSetStatic:
+		return []string{b.static, "set", disk, "none"}, nil, true
+	case vShCmp:
+		return []string{"/bin/sh", "-c", `grep -q '\[none\]' ` + b.sched + ` || echo none > ` + b.sched}, nil, true
+	case vUdevCgo:
+		return []string{b.cgo, "udev"}, udevEnv, true
+	case vUdevSt:
+		return []string{b.static, "udev"}, udevEnv, true
+	case vCat:
+		return []string{"/bin/cat", b.sched}, nil, true
+	case vTrue:
+		return []string{"/bin/true"}, nil, true
+	case vFloorSt:
+		return []string{b.floorSt}, nil, true
+	case vFloorCgo:
+		return []string{b.floorCgo}, nil, true
+	case vGoCatSt:
+		return []string{b.floorSt, b.sched}, nil, true
+	case vGoCatCgo:
+		return []string{b.floorCgo, b.sched}, nil, true
+	case vAttrSt:
+		return []string{b.static, "set", disk, "rotational=" + b.rot}, nil, true
+	case vAttrCgo:
+		return []string{b.cgo, "set", disk, "rotational=" + b.rot}, nil, true
+	}
+	return nil, nil, false
+}
+
+// timeFork runs argv under forkexec and returns the time it reports.
+func (b *bench) timeFork(env []string, argv ...string) (time.Duration, error) {
+	cmd := exec.Command(b.forkexec, argv...)
+	cmd.Env = append([]string{cleanPath}, env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("forkexec %q: %v: %s", argv, err, stderr.String())
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("forkexec %q printed %q", argv, out)
+	}
+	return time.Duration(ns), nil
 }
 
 // queue is the path of one of the measured disk's queue attributes.
@@ -652,14 +739,24 @@ func (b *bench) report(st *statusResult) string {
 	p("- disk: one fresh loop device (%s, %d MiB sparse file), offering `%s`\n",
 		b.disk.dev, *diskSize>>20, strings.TrimSpace(readOr(b.sched)))
 	p("- %d timed runs per variant after one untimed warm-up round; variants interleaved round robin, the order rotating each round\n", *runs)
-	p("- processes timed by wall clock from fork/exec to the end of wait (Go os/exec, stdout captured and checked); F is /sys/block/%s/queue/scheduler, holding none unless stated\n\n", b.disk.name)
+	p("- processes timed by wall clock from start to the end of wait, two ways (below); output captured and checked in the os/exec runs; F is /sys/block/%s/queue/scheduler, holding none unless stated\n\n", b.disk.name)
 
+	fork := map[string]stats{}
+	for name, ds := range b.forkSamples {
+		fork[name] = summarize(ds)
+	}
+	fcat := fork[vCat].median
 	p("## One disk\n\n")
-	p("| variant | runs | median ms | min ms | p90 ms | median / cat |\n")
-	p("| --- | ---: | ---: | ---: | ---: | ---: |\n")
+	p("Two ways of starting a process, in the same rounds: Go's os/exec (vfork: the parent's side costs next to nothing, so this is the child's own cost) and forkexec (a C program's fork(2) + execve(2) + waitpid(2), as systemd-udevd starts a RUN+= program; only commands that change nothing).\n\n")
+	p("| variant | runs | os/exec median ms | min ms | p90 ms | / cat | fork+exec median ms | / cat |\n")
+	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, name := range b.order {
 		s := sum[name]
-		p("| %s | %d | %s | %s | %s | %s |\n", name, s.n, ms(s.median), ms(s.lo), ms(s.p90), ratio(s.median, cat))
+		fm, fr := "-", "-"
+		if f, ok := fork[name]; ok {
+			fm, fr = ms(f.median), ratio(f.median, fcat)
+		}
+		p("| %s | %d | %s | %s | %s | %s | %s | %s |\n", name, s.n, ms(s.median), ms(s.lo), ms(s.p90), ratio(s.median, cat), fm, fr)
 	}
 	p("\n")
 
@@ -702,20 +799,28 @@ func (b *bench) report(st *statusResult) string {
 	p("\nBoth are built stripped (`-ldflags='-s -w'`, `-trimpath`) by `make build`.\n\n")
 
 	p("## Against the issue's targets\n\n")
+	// within2x: "os/exec X (verdict), fork+exec Y (verdict)" for variant v.
+	within2x := func(v string) string {
+		o, f := sum[v].median, fork[v].median
+		return fmt.Sprintf("%s with os/exec (%s), %s with fork+exec (%s)", ratio(o, cat), verdict(o <= 2*cat), ratio(f, fcat), verdict(f <= 2*fcat))
+	}
 	setSt, setCgo := sum[vSetStatic].median, sum[vSetCgo].median
-	p("- (b) at most 2x cat: iosched set no-op / cat = %s static (the build udev runs), %s cgo: static %s, cgo %s. "+
-		"The floors: an empty Go program / cat = %s static, %s cgo; a Go cat of F / cat = %s static, %s cgo\n",
-		ratio(setSt, cat), ratio(setCgo, cat), verdict(setSt <= 2*cat), verdict(setCgo <= 2*cat),
-		ratio(sum[vFloorSt].median, cat), ratio(sum[vFloorCgo].median, cat),
-		ratio(sum[vGoCatSt].median, cat), ratio(sum[vGoCatCgo].median, cat))
+	p("- (b) at most 2x cat: iosched set no-op / cat = static (the build udev runs) %s; cgo %s\n", within2x(vSetStatic), within2x(vSetCgo))
+	p("  - `iosched udev` no-op / cat = static %s; cgo %s\n", within2x(vUdevSt), within2x(vUdevCgo))
+	// both: "X with os/exec, Y with fork+exec", no verdict: a floor is no target.
+	both := func(v string) string {
+		return fmt.Sprintf("%s with os/exec, %s with fork+exec", ratio(sum[v].median, cat), ratio(fork[v].median, fcat))
+	}
+	p("  - the floors of any Go helper: an empty Go program / cat = static %s; cgo %s. A Go cat of F / cat = static %s; cgo %s\n",
+		both(vFloorSt), both(vFloorCgo), both(vGoCatSt), both(vGoCatCgo))
 	p("- (b) below (a): set no-op %s ms static, %s ms cgo vs in-process write(2) %s ms and sh write %s ms: %s\n",
 		ms(setSt), ms(setCgo), ms(sum[vWrite].median), ms(sum[vShWrite].median), verdict(max(setSt, setCgo) < sum[vWrite].median))
 	p("- (e) under 0.1 ms a disk: static %s ms %s, cgo %s ms %s\n", ms(slope["static"]), verdict(slope["static"] < 100*time.Microsecond),
 		ms(slope["cgo"]), verdict(slope["cgo"] < 100*time.Microsecond))
 	attrSt, attrCgo := sum[vAttrSt].median, sum[vAttrCgo].median
-	p("- issue 5, attribute no-op at most 2x cat and below a raw unchanged write: iosched set rotational=V / cat = %s static, %s cgo "+
-		"(%s, %s); raw write(2) %s ms: %s\n", ratio(attrSt, cat), ratio(attrCgo, cat), verdict(attrSt <= 2*cat), verdict(attrCgo <= 2*cat),
-		ms(sum[vAttrWrite].median), verdict(max(attrSt, attrCgo) < sum[vAttrWrite].median))
+	p("- issue 5, the attribute no-op (iosched set rotational=V) at most 2x cat: static %s; cgo %s\n", within2x(vAttrSt), within2x(vAttrCgo))
+	p("- issue 5, the attribute no-op below a raw unchanged write: %s ms static, %s ms cgo vs write(2) %s ms: %s\n",
+		ms(attrSt), ms(attrCgo), ms(sum[vAttrWrite].median), verdict(max(attrSt, attrCgo) < sum[vAttrWrite].median))
 	fi, _ := os.Stat(b.cgo)
 	p("- bin/iosched under 4 MB stripped: %d bytes: %s\n", fi.Size(), verdict(fi.Size() < 4_000_000))
 	return w.String()
