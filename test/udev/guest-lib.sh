@@ -8,19 +8,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
 T=/sys/kernel/tracing
 RULES=/etc/udev/rules.d
-failed=0
-
-log() { echo "guest: $*"; }
-result() { echo "@@ $*"; }
-ok() { result "ok $*"; }
-fail() {
-	result "FAIL $*"
-	failed=$((failed + 1))
-}
-# check NAME WANT GOT
-check() {
-	if [ "$2" = "$3" ]; then ok "$1: $3"; else fail "$1: want '$2', got '$3'"; fi
-}
+# log, result, ok, fail, check: test/vm/guest/report.sh, put beside us.
+. /iosched-test/report.sh
 
 # finish: the exit status; the harness init prints "@@ exit N" from it.
 finish() {

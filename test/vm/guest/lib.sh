@@ -3,19 +3,7 @@
 # (test/vm/HARNESS.md); the harness init prints "@@ exit N" from our status.
 
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-failed=0
-
-result() { echo "@@ $*"; }
-ok() { result "ok $*"; }
-fail() {
-	result "FAIL $*"
-	failed=$((failed + 1))
-}
-# check NAME WANT GOT
-check() {
-	if [ "$2" = "$3" ]; then ok "$1: $3"; else fail "$1: want '$2', got '$3'"; fi
-}
-log() { echo "guest: $*"; }
+. /iosched/report.sh
 
 # param NAME DEFAULT: the value of iosched.NAME=VALUE on the kernel command
 # line (the host passes each test's expectations there).
