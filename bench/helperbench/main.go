@@ -291,6 +291,10 @@ type variant struct {
 	pre   string
 	run   func() (time.Duration, string, error)
 	check func(out string) error
+	// fork: for a process that changes nothing, the same process timed a
+	// second way, by forkexec (fork, as udevd starts RUN+= programs); nil
+	// for the in-process writes and for the changes.
+	fork func() (time.Duration, error)
 }
 
 func wantOut(want string) func(string) error {
@@ -330,7 +334,7 @@ func (b *bench) main() error {
 	if b.disk, err = b.attach(*diskSize); err != nil {
 		return err
 	}
-	b.sched = "/sys/block/" + b.disk.name + "/queue/scheduler"
+	b.sched = b.queue("scheduler")
 	real, err := filepath.EvalSymlinks("/sys/block/" + b.disk.name)
 	if err != nil {
 		return err
@@ -404,7 +408,7 @@ func (b *bench) buildFloors() error {
 
 func (b *bench) singleDisk() error {
 	name := b.disk.name
-	noop := name + ": none already active\n"
+	noopLine := name + ": none already active\n"
 	rot, err := os.ReadFile(b.queue("rotational"))
 	if err != nil {
 		return err
@@ -421,43 +425,39 @@ func (b *bench) singleDisk() error {
 	b.schedLine = string(line)
 	udevEnv := []string{"ACTION=change", "SUBSYSTEM=block", "DEVTYPE=disk", "DEVPATH=" + b.devpath,
 		"DEVNAME=" + b.disk.dev, "IOSCHED_SCHEDULER=none"}
-	proc := func(env []string, argv ...string) func() (time.Duration, string, error) {
-		return func() (time.Duration, string, error) { return timeProc(env, argv...) }
+	// change: a process that writes, timed by os/exec only.
+	change := func(name, pre string, check func(string) error, argv ...string) variant {
+		return variant{name, pre, func() (time.Duration, string, error) { return timeProc(nil, argv...) }, check, nil}
+	}
+	// noop: a process that changes nothing, timed both ways.
+	noop := func(name string, env []string, check func(string) error, argv ...string) variant {
+		return variant{name, "none", func() (time.Duration, string, error) { return timeProc(env, argv...) }, check,
+			func() (time.Duration, error) { return b.timeFork(env, argv...) }}
 	}
 	vs := []variant{
-		{vWrite, "none", b.inProcessWrite, wantOut("")},
-		{vShWrite, "none", proc(nil, "sh", "-c", "echo none > "+b.sched), wantOut("")},
-		{vSetCgo, "none", proc(nil, b.cgo, "set", name, "none"), wantOut(noop)},
-		{vSetStatic, "none", proc(nil, b.static, "set", name, "none"), wantOut(noop)},
-		{vChgUp, "none", proc(nil, b.cgo, "set", name, "mq-deadline"), wantOut(name + ": none -> mq-deadline\n")},
-		{vChgDown, "mq-deadline", proc(nil, b.cgo, "set", name, "none"), wantOut(name + ": mq-deadline -> none\n")},
-		{vShCmp, "none", proc(nil, "sh", "-c", `grep -q '\[none\]' `+b.sched+` || echo none > `+b.sched), wantOut("")},
-		{vUdevCgo, "none", proc(udevEnv, b.cgo, "udev"), wantOut(noop)},
-		{vUdevSt, "none", proc(udevEnv, b.static, "udev"), wantOut(noop)},
-		{vCat, "none", proc(nil, "cat", b.sched), func(s string) error {
+		{vWrite, "none", b.inProcessWrite, wantOut(""), nil},
+		noop(vShWrite, nil, wantOut(""), "sh", "-c", "echo none > "+b.sched),
+		noop(vSetCgo, nil, wantOut(noopLine), b.cgo, "set", name, "none"),
+		noop(vSetStatic, nil, wantOut(noopLine), b.static, "set", name, "none"),
+		change(vChgUp, "none", wantOut(name+": none -> mq-deadline\n"), b.cgo, "set", name, "mq-deadline"),
+		change(vChgDown, "mq-deadline", wantOut(name+": mq-deadline -> none\n"), b.cgo, "set", name, "none"),
+		noop(vShCmp, nil, wantOut(""), "sh", "-c", `grep -q '\[none\]' `+b.sched+` || echo none > `+b.sched),
+		noop(vUdevCgo, udevEnv, wantOut(noopLine), b.cgo, "udev"),
+		noop(vUdevSt, udevEnv, wantOut(noopLine), b.static, "udev"),
+		noop(vCat, nil, func(s string) error {
 			if !strings.Contains(s, "[none]") {
 				return fmt.Errorf("cat printed %q", s)
 			}
 			return nil
-		}},
-		{vTrue, "none", proc(nil, "/bin/true"), wantOut("")},
-		{vFloorSt, "none", proc(nil, b.floorSt), wantOut("")},
-		{vFloorCgo, "none", proc(nil, b.floorCgo), wantOut("")},
-		{vGoCatSt, "none", proc(nil, b.floorSt, b.sched), wantOut(b.schedLine)},
-		{vGoCatCgo, "none", proc(nil, b.floorCgo, b.sched), wantOut(b.schedLine)},
-		{vAttrWrite, "none", b.inProcessAttrWrite, wantOut("")},
-		{vAttrSt, "none", proc(nil, b.static, "set", name, "rotational="+b.rot), wantOut(attrNoop)},
-		{vAttrCgo, "none", proc(nil, b.cgo, "set", name, "rotational="+b.rot), wantOut(attrNoop)},
-	}
-	// Everything that runs a process and changes nothing is also timed
-	// by forkexec, which needs absolute paths.
-	// forked: for a command that changes nothing, the same command timed
-	// a second way, by forkexec (fork, as udevd starts RUN+= programs).
-	forked := map[string]func() (time.Duration, error){}
-	for _, v := range vs {
-		if argv, env, ok := b.forkable(v.name, name, udevEnv); ok {
-			forked[v.name] = func() (time.Duration, error) { return b.timeFork(env, argv...) }
-		}
+		}, "cat", b.sched),
+		noop(vTrue, nil, wantOut(""), "/bin/true"),
+		noop(vFloorSt, nil, wantOut(""), b.floorSt),
+		noop(vFloorCgo, nil, wantOut(""), b.floorCgo),
+		noop(vGoCatSt, nil, wantOut(b.schedLine), b.floorSt, b.sched),
+		noop(vGoCatCgo, nil, wantOut(b.schedLine), b.floorCgo, b.sched),
+		{vAttrWrite, "none", b.inProcessAttrWrite, wantOut(""), nil},
+		noop(vAttrSt, nil, wantOut(attrNoop), b.static, "set", name, "rotational="+b.rot),
+		noop(vAttrCgo, nil, wantOut(attrNoop), b.cgo, "set", name, "rotational="+b.rot),
 	}
 	for _, v := range vs {
 		b.order = append(b.order, v.name)
@@ -491,11 +491,10 @@ func (b *bench) singleDisk() error {
 				if round >= 0 {
 					b.samples[v.name] = append(b.samples[v.name], d)
 				}
-				fork := forked[v.name]
-				if fork == nil {
+				if v.fork == nil {
 					continue
 				}
-				if d, err = fork(); err != nil {
+				if d, err = v.fork(); err != nil {
 					return fmt.Errorf("%s (fork): %w", v.name, err)
 				}
 				if round >= 0 {
@@ -507,45 +506,14 @@ func (b *bench) singleDisk() error {
 	return b.ensure("none")
 }
 
-// forkable returns the argv and environment of the variants that run a
-// process and change nothing, for forkexec.
-func (b *bench) forkable(v, disk string, udevEnv []string) ([]string, []string, bool) {
-	switch v {
-	case vShWrite:
-		return []string{"/bin/sh", "-c", "echo none > " + b.sched}, nil, true
-	case vSetCgo:
-		return []string{b.cgo, "set", disk, "none"}, nil, true
-	case vSetStatic:
-		return []string{b.static, "set", disk, "none"}, nil, true
-	case vShCmp:
-		return []string{"/bin/sh", "-c", `grep -q '\[none\]' ` + b.sched + ` || echo none > ` + b.sched}, nil, true
-	case vUdevCgo:
-		return []string{b.cgo, "udev"}, udevEnv, true
-	case vUdevSt:
-		return []string{b.static, "udev"}, udevEnv, true
-	case vCat:
-		return []string{"/bin/cat", b.sched}, nil, true
-	case vTrue:
-		return []string{"/bin/true"}, nil, true
-	case vFloorSt:
-		return []string{b.floorSt}, nil, true
-	case vFloorCgo:
-		return []string{b.floorCgo}, nil, true
-	case vGoCatSt:
-		return []string{b.floorSt, b.sched}, nil, true
-	case vGoCatCgo:
-		return []string{b.floorCgo, b.sched}, nil, true
-	case vAttrSt:
-		return []string{b.static, "set", disk, "rotational=" + b.rot}, nil, true
-	case vAttrCgo:
-		return []string{b.cgo, "set", disk, "rotational=" + b.rot}, nil, true
-	}
-	return nil, nil, false
-}
-
 // timeFork runs argv under forkexec and returns the time it reports.
+// forkexec does no PATH search, so argv[0] is looked up here.
 func (b *bench) timeFork(env []string, argv ...string) (time.Duration, error) {
-	cmd := exec.Command(b.forkexec, argv...)
+	prog, err := exec.LookPath(argv[0])
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(b.forkexec, append([]string{prog}, argv[1:]...)...)
 	cmd.Env = append([]string{cleanPath}, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
