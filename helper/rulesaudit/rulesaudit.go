@@ -190,7 +190,7 @@ func writes(file string, line int, keys []key) []Finding {
 			for a := range freezing {
 				if strings.Contains(k.value, "queue/"+a) && (strings.Contains(k.value, ">") || strings.Contains(k.value, "tee")) {
 					out = append(out, Finding{File: file, Line: line, Attr: a, ViaRUN: true,
-						Replace: "set ENV{" + property(a) + "}=\"...\" in a rule and let the iosched rules write it"})
+						Replace: "set ENV{" + queueattr.Property(a) + "}=\"...\" in a rule and let the iosched rules write it"})
 				}
 			}
 		}
@@ -199,21 +199,13 @@ func writes(file string, line int, keys []key) []Finding {
 	return out
 }
 
-// property names the udev property iosched reads for a queue attribute.
-func property(attr string) string {
-	if attr == "scheduler" {
-		return "IOSCHED_SCHEDULER"
-	}
-	return "IOSCHED_ATTR_" + attr
-}
-
 // replacement rewrites the rule: each freezing ATTR{} write becomes the
 // property the iosched rules act on, keeping every other key.
 func replacement(keys []key, isWrite func(key) bool) string {
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		if isWrite(k) {
-			parts = append(parts, fmt.Sprintf("ENV{%s}=%q", property(strings.TrimPrefix(k.attr, "queue/")), k.value))
+			parts = append(parts, fmt.Sprintf("ENV{%s}=%q", queueattr.Property(strings.TrimPrefix(k.attr, "queue/")), k.value))
 			continue
 		}
 		name := k.name

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/iosched/iosched/helper/apply"
+	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
 	"github.com/iosched/iosched/helper/udevdb"
@@ -100,7 +101,7 @@ func (e env) diskStatus(disk string) diskStatus {
 			st.Note = err.Error()
 		}
 	}
-	v, ok, err := e.udev(disk, PropScheduler)
+	v, ok, err := e.udev(disk, queueattr.Property(queueattr.Scheduler))
 	switch {
 	case err != nil:
 		st.Note, st.noUdevDB = err.Error(), errors.Is(err, udevdb.ErrUnavailable)

@@ -12,9 +12,6 @@ import (
 	"github.com/iosched/iosched/helper/sysfs"
 )
 
-// PropScheduler is the udev property that carries the wanted list.
-const PropScheduler = "IOSCHED_SCHEDULER"
-
 // cmdUdev is run by a RUN+= rule with the event's properties as its
 // environment. Whatever is not for us is success: udev only logs our
 // output at debug level, so the exit status is all it shows.
@@ -33,7 +30,7 @@ func cmdUdev(e env, args []string) error {
 		return nil
 	}
 	devpath := e.getenv("DEVPATH")
-	list := e.getenv(PropScheduler)
+	list := e.getenv(queueattr.Property(queueattr.Scheduler))
 	settings, err := e.udevSettings()
 	if err != nil {
 		return usagef("%s: %w", devpath, err)
@@ -47,7 +44,7 @@ func cmdUdev(e env, args []string) error {
 	var wanted []string
 	if list != "" {
 		if wanted, err = sched.ParseList(list); err != nil {
-			return usagef("%s: %s: %w", devpath, PropScheduler, err)
+			return usagef("%s: %s: %w", devpath, queueattr.Property(queueattr.Scheduler), err)
 		}
 	}
 	dev, err := e.resolver().FromDevpath(devpath)
@@ -70,25 +67,19 @@ func cmdUdev(e env, args []string) error {
 	return e.applyAll(q, wanted, settings, false)
 }
 
-// Property prefixes for queue attributes: IOSCHED_ATTR_wbt_lat_usec=0
-// sets queue/wbt_lat_usec, IOSCHED_TUNE_read_expire=250 sets
-// queue/iosched/read_expire (a property name cannot hold the '/').
-const (
-	propAttr = "IOSCHED_ATTR_"
-	propTune = "IOSCHED_TUNE_"
-)
-
 // udevSettings collects the attribute properties, sorted by name so the
 // order is stable; scheduler tunables come last, after the switch.
 func (e env) udevSettings() ([]setting, error) {
 	var plain, tunes []string
 	for _, kv := range e.environ() {
 		k, _, _ := strings.Cut(kv, "=")
+		name, ok := queueattr.FromProperty(k)
 		switch {
-		case strings.HasPrefix(k, propAttr):
-			plain = append(plain, k)
-		case strings.HasPrefix(k, propTune):
+		case !ok || name == queueattr.Scheduler:
+		case strings.HasPrefix(name, queueattr.TunablePrefix):
 			tunes = append(tunes, k)
+		default:
+			plain = append(plain, k)
 		}
 	}
 	sort.Strings(plain)
@@ -99,10 +90,7 @@ func (e env) udevSettings() ([]setting, error) {
 		if v == "" {
 			continue // emptied by an override: opt out
 		}
-		name := strings.TrimPrefix(k, propAttr)
-		if t, ok := strings.CutPrefix(k, propTune); ok {
-			name = queueattr.TunablePrefix + t
-		}
+		name, _ := queueattr.FromProperty(k)
 		s, err := parseSetting(name, v)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)

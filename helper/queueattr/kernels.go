@@ -1,0 +1,54 @@
+package queueattr
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Kernel is a kernel version as major.minor, the granularity at which
+// the block layer's stores changed.
+type Kernel struct{ Major, Minor int }
+
+// ParseKernel reads the version at the start of a release string such as
+// uname -r prints ("6.12.117-amd64", "7.3.4+bpo-amd64").
+func ParseKernel(release string) (Kernel, error) {
+	maj, rest, ok := strings.Cut(release, ".")
+	if !ok {
+		return Kernel{}, fmt.Errorf("kernel release %q: want MAJOR.MINOR", release)
+	}
+	end := 0
+	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+		end++
+	}
+	a, err1 := strconv.Atoi(maj)
+	b, err2 := strconv.Atoi(rest[:end])
+	if err1 != nil || err2 != nil || a < 0 {
+		return Kernel{}, fmt.Errorf("kernel release %q: want MAJOR.MINOR", release)
+	}
+	return Kernel{a, b}, nil
+}
+
+func (k Kernel) String() string { return fmt.Sprintf("%d.%d", k.Major, k.Minor) }
+
+// Before reports whether k is an older version than o.
+func (k Kernel) Before(o Kernel) bool {
+	return k.Major < o.Major || k.Major == o.Major && k.Minor < o.Minor
+}
+
+// FreezeRange is the kernels From up to, not including, Until on which an
+// unchanged write of an attribute freezes the queue; a zero Until means
+// every later kernel too.
+type FreezeRange struct{ From, Until Kernel }
+
+// Contains reports whether k is in the range.
+func (r FreezeRange) Contains(k Kernel) bool {
+	return !k.Before(r.From) && (r.Until == Kernel{} || k.Before(r.Until))
+}
+
+func (r FreezeRange) String() string {
+	if r.Until == (Kernel{}) {
+		return r.From.String() + " and later"
+	}
+	return r.From.String() + " to before " + r.Until.String()
+}
