@@ -52,3 +52,25 @@ func (r FreezeRange) String() string {
 	}
 	return r.From.String() + " to before " + r.Until.String()
 }
+
+// oldest is the oldest kernel whose stores were read and measured.
+var oldest = Kernel{6, 12}
+
+// FreezeRanges lists the kernels on which an unchanged write of the
+// setting name ("scheduler", "rotational", "iosched/fifo_batch", ...)
+// freezes the queue; nil when it freezes on none of them. Scheduler
+// tunables go through elv_attr_store(), which never freezes. On 6.12
+// queue_attr_store() froze around every store that is not a limit.
+func FreezeRanges(name string) []FreezeRange {
+	if name == Scheduler {
+		return []FreezeRange{{From: oldest}}
+	}
+	s, ok := specs[name]
+	switch {
+	case !ok:
+		return nil
+	case s.Freezes:
+		return []FreezeRange{{From: oldest}}
+	}
+	return []FreezeRange{{From: oldest, Until: Kernel{6, 13}}}
+}
