@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,19 +19,18 @@ func (e errFound) Error() string {
 // ATTR{} on change events. Exit 1 when it finds any, so that a
 // distribution can run it in CI.
 func cmdAudit(e env, args []string) error {
-	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+	fs := newFlagSet("audit")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	var files []string
-	var err error
-	if fs.NArg() == 0 {
+	if len(pos) == 0 {
 		if files, err = rulesaudit.RulesFiles(e.rulesDirs); err != nil {
 			return err
 		}
 	}
-	for _, p := range fs.Args() {
+	for _, p := range pos {
 		fi, err := os.Stat(p)
 		if err != nil {
 			return fmt.Errorf("audit: %w", err)
@@ -63,8 +61,8 @@ func cmdAudit(e env, args []string) error {
 		return errFound{n}
 	}
 	where := fmt.Sprint(e.rulesDirs)
-	if fs.NArg() > 0 {
-		where = filepath.Join(fs.Args()...)
+	if len(pos) > 0 {
+		where = filepath.Join(pos...)
 	}
 	fmt.Fprintf(e.stdout, "no rule writes a freezing queue attribute on change events (%d files checked in %s)\n", len(files), where)
 	return nil
