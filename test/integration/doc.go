@@ -16,6 +16,6 @@
 // lists only the test's loop devices.
 //
 // The concurrency test first checks that iosched serialises its runs on
-// one disk (flock on the queue directory, helper/sysfs/lock.go): two
+// one disk (a lock file in /run/iosched, helper/disklock): two
 // overlapping writers of queue/scheduler oops a 6.18 kernel.
 package integration

@@ -444,12 +444,25 @@ func firstQuoted(args string) (string, string, error) {
 	return path, args[:i] + args[j+1:], nil
 }
 
+var (
+	lockFile  = regexp.MustCompile(`^[A-Za-z0-9_.:-]+\.lock$`)
+	dataWrite = regexp.MustCompile(`\bO_(WRONLY|RDWR|TRUNC)\b`)
+)
+
+// lockOpen reports whether the call is the helper creating or opening its
+// per-disk lock file (helper/disklock): openat relative to the lock
+// directory's descriptor, read-only. The file is never written.
+func (c openCall) lockOpen() bool {
+	return c.Syscall == "openat" && !strings.HasPrefix(c.Raw, "AT_FDCWD") &&
+		lockFile.MatchString(c.Path) && !dataWrite.MatchString(c.Args)
+}
+
 // writeOpens returns the resolved paths of every open for writing in o's
-// trace, failed attempts included.
+// trace, failed attempts included, but for the lock file.
 func (o outcome) writeOpens() []string {
 	got := []string{}
 	for _, c := range o.Opens {
-		if c.ForWriting() {
+		if c.ForWriting() && !c.lockOpen() {
 			got = append(got, c.Resolved())
 		}
 	}
