@@ -112,7 +112,7 @@ func testEnv(t testing.TB, sys sysfs.FS, environ map[string]string, db map[strin
 	}
 }
 
-func snapshot(t *testing.T, sys sysfs.FS) map[string]string {
+func snapshot(t testing.TB, sys sysfs.FS) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	err := filepath.Walk(string(sys), func(p string, fi os.FileInfo, err error) error {
