@@ -13,10 +13,15 @@ all: build
 deps:
 	@scripts/install-deps
 
+# The version has one home: the top entry of debian/changelog (debian/rules
+# reads the same with dpkg's pkg-info.mk). Builds without it say "devel".
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+GO_LDFLAGS := -s -w -X main.version=$(VERSION)
+
 build: deps
 	@mkdir -p bin
-	$(GO) build -trimpath -ldflags='-s -w' -o bin/iosched ./helper/cmd/iosched
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o bin/iosched-static ./helper/cmd/iosched
+	$(GO) build -trimpath -ldflags='$(GO_LDFLAGS)' -o bin/iosched ./helper/cmd/iosched
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(GO_LDFLAGS)' -o bin/iosched-static ./helper/cmd/iosched
 
 status: build
 	bin/iosched status
