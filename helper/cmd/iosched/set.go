@@ -3,8 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/iosched/iosched/helper/apply"
 	"github.com/iosched/iosched/helper/blockdev"
@@ -160,12 +163,36 @@ func (e env) applyAll(q sysfs.Queue, wanted []string, settings []setting, dryRun
 	// One iosched run per disk at a time: 6.18 kernels oops when two
 	// writers of queue/scheduler overlap (package disklock says why).
 	unlock, err := e.locks.Lock(q.Disk, disklock.Wait)
+	if errors.Is(err, os.ErrPermission) && !anyWritable(q, wanted, settings) {
+		// Not root, so no lock; but no write can succeed either, so no
+		// writers can overlap: the pass reports the file the kernel
+		// refuses, as the user expects.
+		unlock, err = func() {}, nil
+	}
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	p = e.pass(q, wanted, settings, false)
 	return errors.Join(append(p.errs, p.print(e, false))...)
+}
+
+// anyWritable reports whether this process may open any file the pass
+// would write (access(2) with the effective ids).
+func anyWritable(q sysfs.Queue, wanted []string, settings []setting) bool {
+	var paths []string
+	if wanted != nil {
+		paths = append(paths, q.Path(queueattr.Scheduler))
+	}
+	for _, s := range settings {
+		paths = append(paths, q.Path(s.spec.Name))
+	}
+	for _, p := range paths {
+		if unix.Faccessat(unix.AT_FDCWD, p, unix.W_OK, unix.AT_EACCESS) == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // passResult is what one pass over a disk found or did.
