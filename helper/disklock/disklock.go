@@ -14,7 +14,8 @@
 // lock exclusively with a trylock and return EBUSY to the loser, which
 // package apply retries. So on 7.2 and later the lock is no longer needed
 // for the kernel's sake, only to make iosched's read-compare-write atomic
-// among iosched runs; on 6.18 and earlier it is what keeps the kernel up.
+// among iosched runs; on kernels without that commit, such as 6.18 (no
+// stable backport found), it is what keeps the kernel up.
 // It cannot stop other writers (udev ATTR{}, shells).
 //
 // Why not a lock on the disk's sysfs queue/ directory, as before: any
@@ -100,6 +101,8 @@ func (d Dir) Lock(disk string, wait time.Duration) (unlock func(), err error) {
 
 // open makes the directory if it is missing and opens it, refusing a
 // symlink (O_NOFOLLOW), a non-directory, another owner or another mode.
+// The parent (/run) is trusted as it is: root's, and not writable by
+// others.
 func (d Dir) open() (int, error) {
 	parent, base := filepath.Dir(d.Path), filepath.Base(d.Path)
 	if !filepath.IsAbs(d.Path) || base == "/" || base == "." || base == ".." {
