@@ -228,7 +228,12 @@ func TestUdev(t *testing.T) {
 	}
 	for _, tt := range tests {
 		sys := fixture.New(t, fixture.Standard()...)
-		got, changed := runIn(t, sys, tt.env, nil, "udev")
+		all, changed := runAll(t, sys, tt.env, nil, "udev")
+		if strings.Contains(all.Stderr, "usage") {
+			t.Errorf("%s: usage text in udev's log:\n%s", tt.name, all.Stderr)
+		}
+		got := all
+		got.Stderr, _, _ = strings.Cut(all.Stderr, "\n")
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: iosched udev (-want +got):\n%s", tt.name, diff)
 		}
