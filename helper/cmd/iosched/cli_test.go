@@ -170,15 +170,16 @@ func TestOutputFailure(t *testing.T) {
 // log.
 func TestUdevKeepsGoing(t *testing.T) {
 	ev := map[string]string{"ACTION": "change", "SUBSYSTEM": "block", "DEVTYPE": "disk",
-		"DEVPATH":                    "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda",
-		"IOSCHED_SCHEDULER":          "deadline",
-		"IOSCHED_ATTR_read_ahead_kb": "256",
-		"IOSCHED_ATTR_dev":           "8:0",
-		"IOSCHED_ATTR_nr_requests":   "lots",
-		"IOSCHED_ATTR_rotational":    "1",
-		"IOSCHED_TUNE_read_lat_nsec": "1000",
-		"IOSCHED_TUNE_read_expire":   "250",
-		"IOSCHED_ATTR_wbt_lat_usec":  strings.Repeat("7", 200),
+		"DEVPATH":                                  "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda",
+		"IOSCHED_SCHEDULER":                        "deadline",
+		"IOSCHED_ATTR_read_ahead_kb":               "256",
+		"IOSCHED_ATTR_dev":                         "8:0",
+		"IOSCHED_ATTR_nr_requests":                 "lots",
+		"IOSCHED_ATTR_rotational":                  "1",
+		"IOSCHED_TUNE_read_lat_nsec":               "1000",
+		"IOSCHED_TUNE_read_expire":                 "250",
+		"IOSCHED_ATTR_wbt_lat_usec":                strings.Repeat("7", 200),
+		"IOSCHED_ATTR_" + strings.Repeat("z", 100): "1",
 	}
 	sys := fixture.New(t, fixture.Standard()...)
 	before := snapshot(t, sys)
@@ -188,6 +189,7 @@ func TestUdevKeepsGoing(t *testing.T) {
 		Stderr: `iosched: sda: IOSCHED_ATTR_dev="8:0": unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)
 iosched: sda: IOSCHED_ATTR_nr_requests="lots": nr_requests: bad value "lots": want a decimal number up to 4294967295
 iosched: sda: IOSCHED_ATTR_wbt_lat_usec="` + strings.Repeat("7", 64) + `..." (200 bytes): wbt_lat_usec: bad value "` + strings.Repeat("7", 64) + `..." (200 bytes): want microseconds, 0 to disable or -1 for the default
+iosched: sda: "IOSCHED_ATTR_` + strings.Repeat("z", 51) + `"... (113 bytes)="1": unknown queue attribute "` + strings.Repeat("z", 64) + `..." (100 bytes) (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)
 iosched: sda: IOSCHED_TUNE_read_lat_nsec="1000": read_lat_nsec is not a tunable of mq-deadline (it has read_expire write_expire writes_starved front_merges fifo_batch prio_aging_expire); skipped
 `}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -117,7 +117,7 @@ type command struct {
 	run                  func(e env, args []string) error
 }
 
-// commands is filled in init: cmdHelp reads it.
+// commands is filled in init: cmdHelp, one of its entries, reads it.
 var commands []command
 
 func init() {
@@ -318,6 +318,14 @@ func run(e env, args []string) int {
 const maxShown = 64
 
 var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// clip cuts a raw string (a property name) as clipQuoted cuts quoted ones.
+func clip(s string) string {
+	if len(s) <= maxShown {
+		return s
+	}
+	return fmt.Sprintf("%q... (%d bytes)", s[:maxShown], len(s))
+}
 
 // clipQuoted cuts every Go-quoted string in msg whose value is longer
 // than maxShown bytes to its first maxShown bytes, "..." and its length.

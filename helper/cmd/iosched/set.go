@@ -136,10 +136,10 @@ func (e env) checkTunables(q sysfs.Queue, wanted []string, settings []setting) (
 		has, known := queueattr.Tunables[target]
 		switch {
 		case sched.IsNone(target):
-			bad = append(bad, fmt.Errorf("%s: %s=%q: scheduler none has no tunables", q.Disk, s.from, s.value))
+			bad = append(bad, fmt.Errorf("%s: %s=%q: scheduler none has no tunables", q.Disk, clip(s.from), s.value))
 		case known && !slices.Contains(has, name):
 			bad = append(bad, fmt.Errorf("%s: %s=%q: %s is not a tunable of %s (it has %s)",
-				q.Disk, s.from, s.value, name, target, strings.Join(has, " ")))
+				q.Disk, clip(s.from), s.value, clip(name), target, strings.Join(has, " ")))
 		default:
 			keep = append(keep, s)
 		}

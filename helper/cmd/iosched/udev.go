@@ -77,7 +77,7 @@ func cmdUdev(e env, args []string) error {
 		v := e.getenv(k)
 		s, err := parseSetting(name, v)
 		if err != nil {
-			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", dev.Disk, k, v, err))
+			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", dev.Disk, clip(k), v, err))
 			continue
 		}
 		s.from = k
