@@ -2,6 +2,7 @@ package queueattr
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -53,24 +54,57 @@ func (r FreezeRange) String() string {
 	return r.From.String() + " to before " + r.Until.String()
 }
 
-// oldest is the oldest kernel whose stores were read and measured.
+// oldest is the oldest kernel whose stores were read and measured
+// (6.12.117, Debian 13's and RHEL 10's series).
 var oldest = Kernel{6, 12}
+
+// Where an unchanged write stopped freezing, upstream:
+//   - before 6.15, queue_attr_store() froze the queue around every store
+//     that is not a queue limit (commit af2814149883 "block: freeze the
+//     queue in queue_attr_store", 6.11; read in 6.12.117, and measured
+//     there: read_ahead_kb, nomerges, nr_requests, rq_affinity each
+//     ~12-16 ms). elv_attr_store() (iosched/NAME) never froze.
+//   - commit b07a889e8335 "block: move q->sysfs_lock and queue-freeze
+//     under show/store method" (6.15) moved the freeze into the stores
+//     that kept it: read_ahead_kb, nomerges, rq_affinity, io_timeout,
+//     nr_requests among them.
+//   - "block: Remove queue freezing from several sysfs store callbacks"
+//     (Bart Van Assche, 2025-10, Cc stable) dropped it from io_timeout,
+//     nomerges, read_ahead_kb and rq_affinity; 6.18 measured without a
+//     freeze for those and for an unchanged nr_requests, which 7.3
+//     returns early for (blk-sysfs.c:queue_requests_store). 6.15 to 6.17
+//     are taken as freezing: the conservative answer.
+//   - queue limits (queue_limits_commit_update_frozen), wbt_lat_usec
+//     (blk-wbt.c:wbt_set_lat freezes before it compares) and the
+//     scheduler (elevator.c:elevator_change freezes before
+//     elevator_match) freeze on every kernel up to 7.3.
+var (
+	everyKernel   = []FreezeRange{{From: oldest}}
+	untilStoreFix = []FreezeRange{{From: oldest, Until: Kernel{6, 18}}}
+)
+
+// freezeUntilFix are the non-limit attributes whose unchanged writes
+// froze until the fix above.
+var freezeUntilFix = map[string]bool{
+	"read_ahead_kb": true, "nomerges": true, "rq_affinity": true, "io_timeout": true, "nr_requests": true,
+}
 
 // FreezeRanges lists the kernels on which an unchanged write of the
 // setting name ("scheduler", "rotational", "iosched/fifo_batch", ...)
-// freezes the queue; nil when it freezes on none of them. Scheduler
-// tunables go through elv_attr_store(), which never freezes. On 6.12
-// queue_attr_store() froze around every store that is not a limit.
+// freezes the queue; nil when it freezes on none of them (the scheduler
+// tunables, and names iosched does not know).
 func FreezeRanges(name string) []FreezeRange {
 	if name == Scheduler {
-		return []FreezeRange{{From: oldest}}
+		return slices.Clone(everyKernel)
 	}
 	s, ok := specs[name]
 	switch {
 	case !ok:
 		return nil
 	case s.Freezes:
-		return []FreezeRange{{From: oldest}}
+		return slices.Clone(everyKernel)
+	case freezeUntilFix[name]:
+		return slices.Clone(untilStoreFix)
 	}
-	return []FreezeRange{{From: oldest, Until: Kernel{6, 13}}}
+	return nil
 }

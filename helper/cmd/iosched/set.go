@@ -133,12 +133,10 @@ func (p passResult) print(e env, dryRun bool) {
 }
 
 func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun bool) passResult {
-	d := apply.Disk{
-		Queue:  q,
-		DryRun: dryRun,
-		Loadable: func(name string) (bool, error) {
-			return e.modules().Loadable(name)
-		},
+	d := apply.NewDisk(q)
+	d.DryRun = dryRun
+	d.Loadable = func(name string) (bool, error) {
+		return e.modules().Loadable(name)
 	}
 	p := passResult{disk: q.Disk}
 	note := func(res fmt.Stringer, changed bool, err error) bool {
@@ -146,6 +144,9 @@ func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun boo
 		case errors.Is(err, apply.ErrGone):
 			p.gone, p.errs = true, nil
 			return false
+		case errors.Is(err, queueattr.ErrBadValue):
+			// Refused before any write: bad input, exit 2.
+			p.errs = append(p.errs, usageError{err})
 		case err != nil:
 			p.errs = append(p.errs, err)
 		default:
@@ -155,12 +156,17 @@ func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun boo
 		return true
 	}
 	schedOK, schedChanged := true, false
+	after := d // the queue as the settings will find it
+	var from, to string
 	if wanted != nil {
 		res, err := d.Scheduler(wanted)
 		if !note(res, res.Changed, err) {
 			return p
 		}
 		schedOK, schedChanged = err == nil, res.Changed
+		if dryRun && schedChanged {
+			after, from, to = d.AfterSwitch(res.From, res.To), res.From, res.To
+		}
 	}
 	for _, s := range settings {
 		if s.spec.Kind == queueattr.Tunable && (!schedOK || dryRun && schedChanged) {
@@ -172,10 +178,31 @@ func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun boo
 			}
 			continue
 		}
-		res, err := d.Attr(s.spec, s.value)
-		if !note(res, res.Changed, err) {
+		res, err := after.Attr(s.spec, s.value)
+		if !note(afterSwitch{res, resets(s.spec.Name, from, to)}, res.Changed, err) {
 			return p
 		}
 	}
 	return p
+}
+
+// resets reports whether a switch from one scheduler to another (none
+// made: both "") resets the setting name.
+func resets(name, from, to string) bool {
+	_, r := queueattr.SwitchResets(name, from, to, nil)
+	return r
+}
+
+// afterSwitch marks, on a dry run, the line of a setting compared with
+// the value it will have after the scheduler switch.
+type afterSwitch struct {
+	res      apply.AttrResult
+	switched bool
+}
+
+func (a afterSwitch) String() string {
+	if a.switched {
+		return a.res.String() + " after the switch"
+	}
+	return a.res.String()
 }
