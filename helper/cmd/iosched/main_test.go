@@ -140,6 +140,8 @@ func TestSet(t *testing.T) {
 		{[]string{"set", "sda", "nomerges=1"}, result{Code: 1, Stderr: "iosched: sda: SYS/block/sda/queue/nomerges: no such attribute on this queue"}},
 		{[]string{"set", "sda", "dev=8:0"}, result{Code: 2, Stderr: `iosched: sda: unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
 		{[]string{"set", "sda", "iosched/../../dev=1"}, result{Code: 2, Stderr: `iosched: sda: unknown queue attribute "iosched/../../dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
+		// A switch resets nr_requests: the dry run does not compare it with today's 64.
+		{[]string{"set", "--dry-run", "sda", "bfq", "nr_requests=64"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: nr_requests ? -> 64 after the switch (dry run)\n"}},
 		{[]string{"set", "sda", "wbt_lat_usec=-5"}, result{Code: 2, Stderr: `iosched: sda: wbt_lat_usec="-5": bad value: the kernel refuses it (blk-sysfs.c:queue_wb_lat_store: below -1 is EINVAL)`}},
 		{[]string{"set", "sda", "none", "kyber"}, result{Code: 2, Stderr: `iosched: sda: "kyber": want ATTR=VALUE (the scheduler list goes first)`}},
 		{[]string{"frobnicate"}, result{Code: 2, Stderr: `iosched: unknown command "frobnicate"`}},
