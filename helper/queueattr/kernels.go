@@ -59,21 +59,22 @@ func (r FreezeRange) String() string {
 var oldest = Kernel{6, 12}
 
 // Where an unchanged write stopped freezing, upstream:
-//   - before 6.15, queue_attr_store() froze the queue around every store
-//     that is not a queue limit (commit af2814149883 "block: freeze the
-//     queue in queue_attr_store", 6.11; read in 6.12.117, and measured
-//     there: read_ahead_kb, nomerges, nr_requests, rq_affinity each
-//     ~12-16 ms). elv_attr_store() (iosched/NAME) never froze.
+//   - commit af2814149883 "block: freeze the queue in queue_attr_store"
+//     (6.11) froze the queue around every store that is not a queue
+//     limit, so 6.12 freezes for read_ahead_kb, nomerges, nr_requests,
+//     rq_affinity and io_timeout too. elv_attr_store() (iosched/NAME)
+//     never froze.
 //   - commit b07a889e8335 "block: move q->sysfs_lock and queue-freeze
 //     under show/store method" (6.15) moved the freeze into the stores
-//     that kept it: read_ahead_kb, nomerges, rq_affinity, io_timeout,
-//     nr_requests among them.
+//     that kept it, those five among them.
 //   - "block: Remove queue freezing from several sysfs store callbacks"
-//     (Bart Van Assche, 2025-10, Cc stable) dropped it from io_timeout,
-//     nomerges, read_ahead_kb and rq_affinity; 6.18 measured without a
-//     freeze for those and for an unchanged nr_requests, which 7.3
-//     returns early for (blk-sysfs.c:queue_requests_store). 6.15 to 6.17
-//     are taken as freezing: the conservative answer.
+//     (Bart Van Assche, 2025-10, Cc stable; Fixes: af2814149883) dropped
+//     it from io_timeout, nomerges, read_ahead_kb and rq_affinity, and an
+//     unchanged nr_requests returns before its freeze
+//     (blk-sysfs.c:queue_requests_store). Measured on 6.18.44, median of
+//     20 unchanged write(2)s on a loop device: read_ahead_kb, nomerges,
+//     nr_requests, rq_affinity 0.001 ms; rotational 20 ms, wbt_lat_usec
+//     16 ms. 6.15 to 6.17 are taken as freezing: the conservative answer.
 //   - queue limits (queue_limits_commit_update_frozen), wbt_lat_usec
 //     (blk-wbt.c:wbt_set_lat freezes before it compares) and the
 //     scheduler (elevator.c:elevator_change freezes before
