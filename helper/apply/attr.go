@@ -15,13 +15,22 @@ type AttrResult struct {
 	From    string // value before ("" when it could not be read)
 	To      string // value after (or wanted, on a dry run)
 	Changed bool   // a write was made (or would be, on a dry run)
+	// AfterSwitch: a dry run compared the value the attribute will have
+	// after a scheduler switch (Disk.AfterSwitch) that resets it.
+	AfterSwitch bool
 }
 
 func (r AttrResult) String() string {
+	var s string
 	if r.Changed {
-		return fmt.Sprintf("%s %s -> %s", r.Attr, questionIfUnread(r.From), r.To)
+		s = fmt.Sprintf("%s %s -> %s", r.Attr, questionIfUnread(r.From), r.To)
+	} else {
+		s = fmt.Sprintf("%s %s already set", r.Attr, r.To)
 	}
-	return fmt.Sprintf("%s %s already set", r.Attr, r.To)
+	if r.AfterSwitch {
+		s += " after the switch"
+	}
+	return s
 }
 
 // questionIfUnread shows a value that could not be read before the write
@@ -64,6 +73,9 @@ func (d Disk) reader() queueattr.Reader {
 // is reported, and not made again by this Disk.
 func (d Disk) Attr(spec queueattr.Spec, want string) (AttrResult, error) {
 	res := AttrResult{Attr: spec.Name, To: want}
+	if sw, ok := d.Queue.(switched); ok {
+		_, res.AfterSwitch = queueattr.SwitchResets(spec.Name, sw.from, sw.to, nil)
+	}
 	if err := spec.Check(want); err != nil {
 		return res, fmt.Errorf("%s: %w", d.Queue.Name(), err)
 	}

@@ -127,10 +127,10 @@ func TestAfterSwitch(t *testing.T) {
 		wantRes        AttrResult
 	}{
 		// none -> mq-deadline: 2 * min(depth 128, 128) = 256.
-		{"none", "mq-deadline", "128", AttrResult{Attr: "nr_requests", From: "256", To: "128", Changed: true}},
-		{"none", "mq-deadline", "256", AttrResult{Attr: "nr_requests", From: "256", To: "256"}},
+		{"none", "mq-deadline", "128", AttrResult{Attr: "nr_requests", From: "256", To: "128", Changed: true, AfterSwitch: true}},
+		{"none", "mq-deadline", "256", AttrResult{Attr: "nr_requests", From: "256", To: "256", AfterSwitch: true}},
 		// Without a scheduler, above the depth is refused.
-		{"mq-deadline", "none", "256", AttrResult{Attr: "nr_requests", From: "128", To: "256"}},
+		{"mq-deadline", "none", "256", AttrResult{Attr: "nr_requests", From: "128", To: "256", AfterSwitch: true}},
 	}
 	for _, tt := range tests {
 		vals := loopQueue()

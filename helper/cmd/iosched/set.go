@@ -157,7 +157,6 @@ func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun boo
 	}
 	schedOK, schedChanged := true, false
 	after := d // the queue as the settings will find it
-	var from, to string
 	if wanted != nil {
 		res, err := d.Scheduler(wanted)
 		if !note(res, res.Changed, err) {
@@ -165,7 +164,7 @@ func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun boo
 		}
 		schedOK, schedChanged = err == nil, res.Changed
 		if dryRun && schedChanged {
-			after, from, to = d.AfterSwitch(res.From, res.To), res.From, res.To
+			after = d.AfterSwitch(res.From, res.To)
 		}
 	}
 	for _, s := range settings {
@@ -179,30 +178,9 @@ func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun boo
 			continue
 		}
 		res, err := after.Attr(s.spec, s.value)
-		if !note(afterSwitch{res, resets(s.spec.Name, from, to)}, res.Changed, err) {
+		if !note(res, res.Changed, err) {
 			return p
 		}
 	}
 	return p
-}
-
-// resets reports whether a switch from one scheduler to another (none
-// made: both "") resets the setting name.
-func resets(name, from, to string) bool {
-	_, r := queueattr.SwitchResets(name, from, to, nil)
-	return r
-}
-
-// afterSwitch marks, on a dry run, the line of a setting compared with
-// the value it will have after the scheduler switch.
-type afterSwitch struct {
-	res      apply.AttrResult
-	switched bool
-}
-
-func (a afterSwitch) String() string {
-	if a.switched {
-		return a.res.String() + " after the switch"
-	}
-	return a.res.String()
 }
