@@ -159,7 +159,11 @@ func (s Spec) Predict(want string, q Reader) Outcome {
 	switch s.Kind {
 	case Feature, Flag:
 		if v > 1 {
-			return Outcome{Clamp, "1", "blk-sysfs.c:queue_feature_store: any non-zero value sets the flag, shown as 1"}
+			store := "queue_feature_store"
+			if s.Kind == Flag {
+				store = "queue_iostats_passthrough_store"
+			}
+			return Outcome{Clamp, "1", "blk-sysfs.c:" + store + ": any non-zero value sets the flag, shown as 1"}
 		}
 		return keep(v)
 	case ReadAhead:

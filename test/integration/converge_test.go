@@ -203,6 +203,17 @@ func TestConvergeReadOnlyLoop(t *testing.T) {
 	}
 	converge(t, b, d, convergeCase{"", "write_cache", "write back", "no volatile write cache", ""})
 	converge(t, b, d, convergeCase{"", "write_cache", "write through", "", "write through"})
+	// The same from udev, on every change event: refused, never written.
+	env := append(udevEnv("change", "disk", d.Devpath, ""), "IOSCHED_ATTR_write_cache=write back")
+	for i := 0; i < 2; i++ {
+		o := run(t, true, env, b.Cgo, "udev")
+		if o.Code != 2 || !strings.Contains(o.Stderr, "no volatile write cache") {
+			t.Errorf("udev change %d: exit %d, stderr %q; want exit 2 and the reason", i, o.Code, o.Stderr)
+		}
+		if w := o.writeOpens(); len(w) != 0 {
+			t.Errorf("udev change %d: opened for writing %q", i, w)
+		}
+	}
 }
 
 // converge runs one case, traced, and for a converging one a second time.
@@ -276,5 +287,6 @@ func newReadOnlyLoop(t *testing.T) *loopDev {
 	if d.Real, err = filepath.EvalSymlinks(d.Sched); err != nil {
 		t.Fatal(err)
 	}
+	d.Devpath = strings.TrimPrefix(filepath.Dir(filepath.Dir(d.Real)), "/sys")
 	return d
 }
