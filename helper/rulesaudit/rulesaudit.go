@@ -92,7 +92,7 @@ func File(path string) ([]Finding, error) {
 
 // freezing is the set of queue attributes a write of which freezes.
 var freezing = func() map[string]bool {
-	m := map[string]bool{"scheduler": true}
+	m := map[string]bool{}
 	for _, n := range queueattr.FreezingNames() {
 		m[n] = true
 	}

@@ -47,9 +47,10 @@ func TestUdevModeKeepsGoing(t *testing.T) {
 				t.Errorf("iosched udev (-want +got):\n%s\nstderr:\n%s", diff, o.Stderr)
 			}
 			lines := strings.Split(strings.TrimSuffix(o.Stderr, "\n"), "\n")
-			for i, prop := range []string{"IOSCHED_ATTR_dev=", "IOSCHED_ATTR_nr_requests=", "IOSCHED_TUNE_read_lat_nsec="} {
-				if i >= len(lines) || !strings.HasPrefix(lines[i], "iosched: "+d.Name+": "+prop) {
-					t.Errorf("stderr line %d should start %q:\n%s", i+1, "iosched: "+d.Name+": "+prop, o.Stderr)
+			for i, bad := range [][2]string{{"IOSCHED_ATTR_dev", `"1"`}, {"IOSCHED_ATTR_nr_requests", `"lots"`}, {"IOSCHED_TUNE_read_lat_nsec", `"1000"`}} {
+				prefix := "iosched: " + d.Name + ": " + bad[0]
+				if i >= len(lines) || !strings.HasPrefix(lines[i], prefix) || !strings.Contains(lines[i], bad[1]) {
+					t.Errorf("stderr line %d should start %q and hold the value %s:\n%s", i+1, prefix, bad[1], o.Stderr)
 				}
 			}
 			if len(lines) != 3 || strings.Contains(o.Stderr, "usage") {

@@ -187,10 +187,10 @@ func TestUdevKeepsGoing(t *testing.T) {
 	want := result{Code: 1,
 		Stdout: "sda: mq-deadline already active\nsda: read_ahead_kb 128 -> 256\nsda: rotational 1 already set\nsda: iosched/read_expire 500 -> 250\n",
 		Stderr: `iosched: sda: IOSCHED_ATTR_dev="8:0": unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)
-iosched: sda: IOSCHED_ATTR_nr_requests="lots": nr_requests: bad value "lots": want a decimal number up to 4294967295
-iosched: sda: IOSCHED_ATTR_wbt_lat_usec="` + strings.Repeat("7", 64) + `..." (200 bytes): wbt_lat_usec: bad value "` + strings.Repeat("7", 64) + `..." (200 bytes): want microseconds, 0 to disable or -1 for the default
+iosched: sda: IOSCHED_ATTR_nr_requests: nr_requests="lots": bad value: the kernel refuses it (blk-sysfs.c:queue_var_store: kstrtoul, a decimal number up to 4294967295)
+iosched: sda: IOSCHED_ATTR_wbt_lat_usec: wbt_lat_usec="` + strings.Repeat("7", 64) + `..." (200 bytes): bad value: the kernel refuses it (blk-sysfs.c:queue_wb_lat_store: kstrtos64, microseconds, 0 to disable or -1 for the default)
 iosched: sda: "IOSCHED_ATTR_` + strings.Repeat("z", 51) + `"... (113 bytes)="1": unknown queue attribute "` + strings.Repeat("z", 64) + `..." (100 bytes) (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)
-iosched: sda: IOSCHED_TUNE_read_lat_nsec="1000": read_lat_nsec is not a tunable of mq-deadline (it has read_expire write_expire writes_starved front_merges fifo_batch prio_aging_expire); skipped
+iosched: sda: IOSCHED_TUNE_read_lat_nsec="1000": read_lat_nsec is not a tunable of mq-deadline (it has fifo_batch front_merges prio_aging_expire read_expire write_expire writes_starved); skipped
 `}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("iosched udev with good and bad properties (-want +got):\n%s", diff)

@@ -152,29 +152,33 @@ func TestSet(t *testing.T) {
 		{[]string{"set", "--force", "sda", "bfq"}, result{Code: 2, Stderr: "iosched: flag provided but not defined: -force"}},
 		// Flags after the positional arguments; "--" ends them.
 		{[]string{"set", "sda", "bfq", "--dry-run"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\n"}},
-		{[]string{"set", "sda", "--dry-run", "bfq", "wbt_lat_usec=0"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: wbt_lat_usec 75000 -> 0 (dry run)\n"}},
+		{[]string{"set", "sda", "--dry-run", "bfq", "wbt_lat_usec=0"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: wbt_lat_usec ? -> 0 after the switch (dry run)\n"}},
 		{[]string{"set", "--dry-run", "--", "sda", "bfq"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\n"}},
 		{[]string{"set", "--", "sda", "--dry-run"}, result{Code: 1, Stderr: "iosched: sda: none of --dry-run can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available"}},
 		// Tunables are checked against the scheduler that will be active,
 		// before anything is written.
 		{[]string{"set", "loop0", "kyber", "iosched/fifo_batch=8"}, result{Code: 2, Stderr: `iosched: loop0: iosched/fifo_batch="8": fifo_batch is not a tunable of kyber (it has read_lat_nsec write_lat_nsec)`}},
 		{[]string{"set", "sda", "none", "iosched/read_expire=250"}, result{Code: 2, Stderr: `iosched: sda: iosched/read_expire="250": scheduler none has no tunables`}},
-		{[]string{"set", "sda", "iosched/read_lat_nsec=1000"}, result{Code: 2, Stderr: `iosched: sda: iosched/read_lat_nsec="1000": read_lat_nsec is not a tunable of mq-deadline (it has read_expire write_expire writes_starved front_merges fifo_batch prio_aging_expire)`}},
+		{[]string{"set", "sda", "iosched/read_lat_nsec=1000"}, result{Code: 2, Stderr: `iosched: sda: iosched/read_lat_nsec="1000": read_lat_nsec is not a tunable of mq-deadline (it has fifo_batch front_merges prio_aging_expire read_expire write_expire writes_starved)`}},
 		{[]string{"set", "--dry-run", "sda", "bfq", "iosched/slice_idle=0"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: iosched/slice_idle -> 0 after the switch (dry run)\n"}},
 		{[]string{"set", "--dry-run", "sda", "deadline", "iosched/read_expire=500"}, result{Stdout: "sda: mq-deadline already active\nsda: iosched/read_expire 500 already set\n"}},
 		// Legacy names get a hint.
 		{[]string{"set", "loop0", "noop"}, result{Code: 1, Stderr: `iosched: loop0: none of noop can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available (noop: the kernel calls it "none" now)`}},
 		{[]string{"set", "loop0", "cfq,none"}, result{Stdout: "loop0: none already active (unavailable: cfq)\nloop0: hint: cfq: removed in Linux 5.0; \"bfq\" is its successor\n"}},
 		// A hostile value is cut in the message.
-		{[]string{"set", "sda", "read_ahead_kb=" + strings.Repeat("9", 100)}, result{Code: 2, Stderr: `iosched: sda: read_ahead_kb: bad value "` + strings.Repeat("9", 64) + `..." (100 bytes): want a decimal number up to 4294967295`}},
-		{[]string{"set", "sda", "mq-deadline", "wbt_lat_usec=-1", "read_ahead_kb=130", "iosched/read_expire=500"}, result{Stdout: "sda: mq-deadline already active\nsda: wbt_lat_usec 75000 already set\nsda: read_ahead_kb 128 already set\nsda: iosched/read_expire 500 already set\n"}},
+		{[]string{"set", "sda", "read_ahead_kb=" + strings.Repeat("9", 100)}, result{Code: 2, Stderr: `iosched: sda: read_ahead_kb="` + strings.Repeat("9", 64) + `..." (100 bytes): bad value: the kernel refuses it (blk-sysfs.c:queue_var_store: kstrtoul, a decimal number up to 4294967295)`}},
+		{[]string{"set", "sda", "mq-deadline", "wbt_lat_usec=-1", "read_ahead_kb=128", "iosched/read_expire=500"}, result{Stdout: "sda: mq-deadline already active\nsda: wbt_lat_usec 75000 already set\nsda: read_ahead_kb 128 already set\nsda: iosched/read_expire 500 already set\n"}},
+		// Kept in whole pages: refused before any write, not "not applied" on every run.
+		{[]string{"set", "sda", "read_ahead_kb=130"}, result{Code: 2, Stderr: `iosched: sda: read_ahead_kb="130": bad value: the kernel would keep 128 (blk-sysfs.c:queue_ra_store: kept in whole 4 KiB pages)`}},
 		{[]string{"set", "sda", "write_cache=write back", "max_sectors_kb=1280", "nr_requests=64"}, result{Stdout: "sda: write_cache write back already set\nsda: max_sectors_kb 1280 already set\nsda: nr_requests 64 already set\n"}},
-		{[]string{"set", "--dry-run", "sda", "bfq", "wbt_lat_usec=0", "rotational=1"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: wbt_lat_usec 75000 -> 0 (dry run)\nsda: rotational 1 already set\n"}},
+		{[]string{"set", "--dry-run", "sda", "bfq", "wbt_lat_usec=0", "rotational=1"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: wbt_lat_usec ? -> 0 after the switch (dry run)\nsda: rotational 1 already set\n"}},
 		{[]string{"set", "sda", "nosuch", "iosched/read_expire=250"}, result{Code: 1, Stderr: "iosched: sda: none of nosuch can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available"}},
 		{[]string{"set", "sda", "nomerges=1"}, result{Code: 1, Stderr: "iosched: sda: SYS/block/sda/queue/nomerges: no such attribute on this queue"}},
 		{[]string{"set", "sda", "dev=8:0"}, result{Code: 2, Stderr: `iosched: sda: unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
 		{[]string{"set", "sda", "iosched/../../dev=1"}, result{Code: 2, Stderr: `iosched: sda: unknown queue attribute "iosched/../../dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
-		{[]string{"set", "sda", "wbt_lat_usec=-5"}, result{Code: 2, Stderr: `iosched: sda: wbt_lat_usec: bad value "-5": want microseconds, 0 to disable or -1 for the default`}},
+		// A switch resets nr_requests: the dry run does not compare it with today's 64.
+		{[]string{"set", "--dry-run", "sda", "bfq", "nr_requests=64"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: nr_requests ? -> 64 after the switch (dry run)\n"}},
+		{[]string{"set", "sda", "wbt_lat_usec=-5"}, result{Code: 2, Stderr: `iosched: sda: wbt_lat_usec="-5": bad value: the kernel refuses it (blk-sysfs.c:queue_wb_lat_store: below -1 is EINVAL)`}},
 		{[]string{"set", "sda", "none", "kyber"}, result{Code: 2, Stderr: `iosched: sda: "kyber": want ATTR=VALUE (the scheduler list goes first)`}},
 		{[]string{"frobnicate"}, result{Code: 2, Stderr: `iosched: unknown command "frobnicate"`}},
 		{nil, result{Code: 2, Stderr: "usage: iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]"}},
@@ -224,6 +228,7 @@ func TestUdev(t *testing.T) {
 		{"bad devpath", with("DEVPATH", "/devices/../block/loop0"), result{Code: 2, Stderr: `iosched: bad device name "/devices/../block/loop0": contains ".."`}},
 		{"attributes", with("IOSCHED_ATTR_read_ahead_kb", "128"), result{Stdout: "loop0: none already active\nloop0: read_ahead_kb 128 already set\n"}},
 		{"bad attribute", with("IOSCHED_ATTR_dev", "1"), result{Code: 1, Stdout: "loop0: none already active\n", Stderr: `iosched: loop0: IOSCHED_ATTR_dev="1": unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
+		{"value the kernel would not keep", with("IOSCHED_ATTR_read_ahead_kb", "130"), result{Code: 1, Stdout: "loop0: none already active\n", Stderr: `iosched: loop0: IOSCHED_ATTR_read_ahead_kb: read_ahead_kb="130": bad value: the kernel would keep 128 (blk-sysfs.c:queue_ra_store: kept in whole 4 KiB pages)`}},
 		{"no devpath", with("DEVPATH", ""), result{Code: 2, Stderr: "iosched: udev: DEVPATH is not set (run from a udev rule, or use 'iosched set')"}},
 	}
 	for _, tt := range tests {

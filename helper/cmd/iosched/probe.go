@@ -42,7 +42,7 @@ func cmdProbe(e env, args []string) error {
 	defer dev.Close()
 	q := sysfs.Queue{FS: e.sys, Disk: dev.Name}
 
-	attrs := append([]string{"scheduler"}, queueattr.FreezingNames()...)
+	attrs := queueattr.FreezingNames()
 	attrs = append(attrs, controlAttr)
 	type row struct {
 		attr   string

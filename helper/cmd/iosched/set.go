@@ -68,7 +68,13 @@ func cmdSet(e env, args []string) error {
 		// would leave the disk half set.
 		return usageError{errors.Join(bad...)}
 	}
-	return e.applyAll(q, wanted, settings, *dryRun)
+	err = e.applyAll(q, wanted, settings, *dryRun)
+	if errors.Is(err, queueattr.ErrBadValue) {
+		// A value the kernel would not keep, refused before its write:
+		// bad input, exit 2. (udev mode reports it and exits 1.)
+		return usageError{err}
+	}
+	return err
 }
 
 func parseSetting(name, value string) (setting, error) {
@@ -88,13 +94,12 @@ func (e env) resolver() blockdev.Resolver {
 
 // disk is the apply.Disk of q, with this environment's module index.
 func (e env) disk(q sysfs.Queue, dryRun bool) apply.Disk {
-	return apply.Disk{
-		Queue:  q,
-		DryRun: dryRun,
-		Loadable: func(name string) (bool, error) {
-			return e.modules().Loadable(name)
-		},
+	d := apply.NewDisk(q)
+	d.DryRun = dryRun
+	d.Loadable = func(name string) (bool, error) {
+		return e.modules().Loadable(name)
 	}
+	return d
 }
 
 // inputError turns errors about malformed input into usage errors (exit 2).
@@ -262,6 +267,7 @@ func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun boo
 		return true
 	}
 	schedOK, schedChanged, hintLine := true, false, ""
+	after := d // the queue as the settings will find it
 	if wanted != nil {
 		res, err := d.Scheduler(wanted)
 		if errors.Is(err, apply.ErrUnavailable) {
@@ -275,6 +281,9 @@ func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun boo
 			return p
 		}
 		schedOK, schedChanged = err == nil, res.Changed
+		if dryRun && schedChanged {
+			after = d.AfterSwitch(res.From, res.To)
+		}
 	}
 	for _, s := range settings {
 		if s.spec.Kind == queueattr.Tunable && (!schedOK || dryRun && schedChanged) {
@@ -286,7 +295,7 @@ func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun boo
 			}
 			continue
 		}
-		res, err := d.Attr(s.spec, s.value)
+		res, err := after.Attr(s.spec, s.value)
 		if !note(res, res.Changed, err) {
 			return p
 		}

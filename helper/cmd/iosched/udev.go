@@ -76,7 +76,12 @@ func cmdUdev(e env, args []string) error {
 		name, _ := queueattr.FromProperty(k)
 		v := e.getenv(k)
 		s, err := parseSetting(name, v)
-		if err != nil {
+		switch {
+		case errors.Is(err, queueattr.ErrBadValue):
+			// The message names the attribute and the value already.
+			bad = append(bad, fmt.Errorf("%s: %s: %w", dev.Disk, clip(k), err))
+			continue
+		case err != nil:
 			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", dev.Disk, clip(k), v, err))
 			continue
 		}
