@@ -72,6 +72,9 @@ func TestClipQuoted(t *testing.T) {
 		// Escapes count as the bytes they stand for and are never split.
 		{`"` + strings.Repeat(`\n`, 70) + `"`, `"` + strings.Repeat(`\n`, 64) + `..." (70 bytes)`},
 		{`no quotes at all`, `no quotes at all`},
+		{`unclosed "` + long, `unclosed "` + long},
+		{`an escaped quote inside: "` + long + `\"x" stays inside`, `an escaped quote inside: "` + strings.Repeat("x", 64) + `..." (102 bytes) stays inside`},
+		{`""`, `""`},
 	}
 	for _, tt := range tests {
 		if got := clipQuoted(tt.in); got != tt.want {

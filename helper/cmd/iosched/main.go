@@ -43,7 +43,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -317,8 +316,6 @@ func run(e env, args []string) int {
 // hostile value (a udev property, an argument) must not flood the log.
 const maxShown = 64
 
-var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-
 // clip cuts a raw string (a property name) as clipQuoted cuts quoted ones.
 func clip(s string) string {
 	if len(s) <= maxShown {
@@ -329,16 +326,42 @@ func clip(s string) string {
 
 // clipQuoted cuts every Go-quoted string in msg whose value is longer
 // than maxShown bytes to its first maxShown bytes, "..." and its length.
+// A hand-written scan, not a regexp: compiling one at start-up would
+// cost every udev event.
 func clipQuoted(msg string) string {
-	return quoted.ReplaceAllStringFunc(msg, func(q string) string {
-		raw, err := strconv.Unquote(q)
-		if err != nil {
-			raw = q[1 : len(q)-1]
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(msg, '"')
+		if i < 0 {
+			break
 		}
-		if len(raw) <= maxShown {
-			return q
+		j := i + 1
+		for j < len(msg) && msg[j] != '"' {
+			if msg[j] == '\\' {
+				j++
+			}
+			j++
 		}
-		cut := strconv.Quote(raw[:maxShown])
-		return fmt.Sprintf("%s...\" (%d bytes)", cut[:len(cut)-1], len(raw))
-	})
+		if j >= len(msg) {
+			break // no closing quote: leave the rest as it is
+		}
+		b.WriteString(msg[:i])
+		b.WriteString(clipOne(msg[i : j+1]))
+		msg = msg[j+1:]
+	}
+	b.WriteString(msg)
+	return b.String()
+}
+
+// clipOne cuts one quoted string q.
+func clipOne(q string) string {
+	raw, err := strconv.Unquote(q)
+	if err != nil {
+		raw = q[1 : len(q)-1]
+	}
+	if len(raw) <= maxShown {
+		return q
+	}
+	cut := strconv.Quote(raw[:maxShown])
+	return fmt.Sprintf("%s...\" (%d bytes)", cut[:len(cut)-1], len(raw))
 }
