@@ -8,7 +8,7 @@
 //	iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
 //	iosched udev
 //	iosched status [--json]
-//	iosched audit [RULES-FILE-OR-DIR...]
+//	iosched audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]
 //	iosched probe [--runs N]
 //
 // DEVICE is a kernel name (sda, nvme0n1, loop3), a /dev path or a /sys
@@ -95,7 +95,7 @@ func runningKernelModules() kmod.Index {
 const usage = `usage: iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
        iosched udev
        iosched status [--json]
-       iosched audit [RULES-FILE-OR-DIR...]
+       iosched audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]
        iosched probe [--runs N]
 `
 
@@ -137,7 +137,7 @@ func run(e env, args []string) int {
 	}
 	var found errFound
 	if errors.As(err, &found) {
-		return exitFailure
+		return found.exit()
 	}
 	fmt.Fprintf(e.stderr, "iosched: %v\n", err)
 	var ue usageError
