@@ -47,6 +47,9 @@ type Change struct {
 	Data   string // the new content; unused for a mask
 	Mask   bool   // a link to /dev/null: the source has nothing left
 	Base   string // what the diff compares Data with: the source's content for an override, "" for a new file
+	// InPlace: Path is the source itself, a file of target: Undo puts
+	// Base back rather than removing it.
+	InPlace bool
 }
 
 // PlanFix works out the files that move the freezing writes of sources
@@ -91,10 +94,10 @@ func planFile(src, target string) ([]Change, error) {
 	name := filepath.Base(src)
 	override := filepath.Join(target, name)
 	migrated := filepath.Join(target, MigratedPrefix+name)
-	if sameDir(filepath.Dir(src), target) {
-		return nil, Refusal{File: src, Why: "it is in " + target + " already: edit it by hand, with the rules `iosched audit` shows"}
-	}
-	if _, err := os.Lstat(override); err == nil {
+	inPlace := sameDir(filepath.Dir(src), target)
+	if inPlace {
+		override = src
+	} else if _, err := os.Lstat(override); err == nil {
 		return nil, Refusal{File: src, Why: override + " overrides it already, so udevd does not read it"}
 	}
 	if _, err := os.Lstat(migrated); err == nil {
@@ -120,8 +123,8 @@ func planFile(src, target string) ([]Change, error) {
 		return nil, fmt.Errorf("override of %s: %w", src, err)
 	}
 	plan := []Change{{Path: migrated, Source: src, Data: migratedText(src, rules, convert)}}
-	if hasEffect(ovRules) {
-		plan = append(plan, Change{Path: override, Source: src, Data: ov, Base: string(data)})
+	if inPlace || hasEffect(ovRules) {
+		plan = append(plan, Change{Path: override, Source: src, Data: ov, Base: string(data), InPlace: inPlace})
 	} else {
 		plan = append(plan, Change{Path: override, Source: src, Mask: true})
 	}
@@ -243,7 +246,7 @@ func overrideText(data string, rules []rule, convert map[int]bool, migrated stri
 	var b strings.Builder
 	b.WriteString("# Written by `iosched audit --fix`: the freezing queue writes of this file\n")
 	b.WriteString("# moved to " + migrated + " as properties.\n")
-	b.WriteString("# `iosched audit --undo` removes this file.\n")
+	b.WriteString("# `iosched audit --undo` takes this back.\n")
 	next := 0
 	for _, r := range rules {
 		if !convert[r.line] {
@@ -314,6 +317,9 @@ type Written struct {
 	Source string `json:"source"`
 	SHA256 string `json:"sha256,omitempty"` // of the content
 	Link   string `json:"link,omitempty"`   // a symlink's target
+	// Original is the content of a file of the target directory that
+	// Fix rewrote in place; Undo writes it back.
+	Original *string `json:"original,omitempty"`
 }
 
 func hash(data []byte) string {
@@ -396,11 +402,19 @@ func ApplyFix(target string, plan []Change) error {
 		}
 	}
 	for _, c := range plan {
-		if _, err := os.Lstat(c.Path); err == nil {
+		w := Written{Path: c.Path, Source: c.Source}
+		if c.InPlace {
+			cur, err := os.ReadFile(c.Path)
+			if err != nil || string(cur) != c.Base {
+				undo()
+				return fmt.Errorf("rewrite %s: changed while planning", c.Path)
+			}
+			orig := c.Base
+			w.Original = &orig
+		} else if _, err := os.Lstat(c.Path); err == nil {
 			undo()
 			return fmt.Errorf("write %s: %w", c.Path, fs.ErrExist)
 		}
-		w := Written{Path: c.Path, Source: c.Source}
 		if c.Mask {
 			w.Link = "/dev/null"
 			err = os.Symlink(w.Link, c.Path)
@@ -412,7 +426,9 @@ func ApplyFix(target string, plan []Change) error {
 			undo()
 			return fmt.Errorf("write %s: %w", c.Path, err)
 		}
-		done = append(done, c.Path)
+		if !c.InPlace {
+			done = append(done, c.Path)
+		}
 		m.Files = append(m.Files, w)
 	}
 	if err := writeManifest(target, m); err != nil {
@@ -424,9 +440,10 @@ func ApplyFix(target string, plan []Change) error {
 
 // UndoResult is what Undo did with each file of the manifest.
 type UndoResult struct {
-	Removed []string
-	Gone    []string // already removed by someone else
-	Kept    []error  // changed since Fix wrote it: left in place
+	Removed  []string
+	Restored []string // rewritten in place by Fix: the original is back
+	Gone     []string // already removed by someone else
+	Kept     []error  // changed since Fix wrote it: left in place
 }
 
 // Undo removes the files target's manifest records, each only if it
@@ -458,6 +475,13 @@ func Undo(target string) (UndoResult, error) {
 		if !same {
 			res.Kept = append(res.Kept, fmt.Errorf("%s: changed since `iosched audit --fix` wrote it: left in place", w.Path))
 			left = append(left, w)
+			continue
+		}
+		if w.Original != nil {
+			if err := writeAtomic(w.Path, []byte(*w.Original)); err != nil {
+				return res, fmt.Errorf("undo %s: %w", w.Path, err)
+			}
+			res.Restored = append(res.Restored, w.Path)
 			continue
 		}
 		if err := os.Remove(w.Path); err != nil {

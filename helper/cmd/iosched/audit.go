@@ -182,6 +182,8 @@ func auditFix(e env, out io.Writer, files []string, dry bool) error {
 	for _, c := range plan {
 		if c.Mask {
 			fmt.Fprintf(out, "masked %s: %s -> /dev/null\n", c.Source, c.Path)
+		} else if c.InPlace {
+			fmt.Fprintf(out, "rewrote %s without its queue writes\n", c.Path)
 		} else {
 			fmt.Fprintf(out, "wrote %s (from %s)\n", c.Path, c.Source)
 		}
@@ -197,6 +199,9 @@ func auditUndo(e env, out io.Writer) error {
 	for _, p := range res.Removed {
 		fmt.Fprintf(out, "removed %s\n", p)
 	}
+	for _, p := range res.Restored {
+		fmt.Fprintf(out, "restored %s\n", p)
+	}
 	for _, p := range res.Gone {
 		fmt.Fprintf(out, "%s: already gone\n", p)
 	}
@@ -206,11 +211,11 @@ func auditUndo(e env, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(res.Removed)+len(res.Gone)+len(res.Kept) == 0 {
+	if len(res.Removed)+len(res.Restored)+len(res.Gone)+len(res.Kept) == 0 {
 		fmt.Fprintln(out, "nothing to undo")
 		return nil
 	}
-	if len(res.Removed) > 0 {
+	if len(res.Removed)+len(res.Restored) > 0 {
 		fmt.Fprintln(out, "apply with: udevadm control --reload")
 	}
 	if len(res.Kept) > 0 {

@@ -159,11 +159,14 @@ func TestAuditFixUndo(t *testing.T) {
 	copyFile(t, testdata(t, "suse-style.rules"), filepath.Join(lib, "60-io-scheduler.rules"))
 	copyFile(t, testdata(t, "mixed.rules"), filepath.Join(lib, "50-mixed.rules"))
 	copyFile(t, testdata(t, "fedora-style.rules"), filepath.Join(lib, "60-block-scheduler.rules"))
+	// A file of the target directory itself is rewritten in place.
+	tuning := filepath.Join(etc, "70-tuning.rules")
+	copyFile(t, testdata(t, "tuning.rules"), tuning)
 	dirs := []string{etc, lib}
 
 	// --dry-run writes nothing and shows each file as a diff.
 	got, out := runAudit(t, dirs, nil, "--fix", "--dry-run")
-	if got.Code != 0 || len(tree(t, etc)) != 0 {
+	if got.Code != 0 || len(tree(t, etc)) != 1 {
 		t.Fatalf("audit --fix --dry-run = %+v, wrote %v", got, tree(t, etc))
 	}
 	for _, want := range []string{
@@ -190,7 +193,8 @@ func TestAuditFixUndo(t *testing.T) {
 	}
 	sort.Strings(names)
 	wantNames := []string{".iosched-fix.json", "50-mixed.rules", "60-io-scheduler.rules", "60-ioschedulers.rules",
-		"61-iosched-migrated-50-mixed.rules", "61-iosched-migrated-60-io-scheduler.rules", "61-iosched-migrated-60-ioschedulers.rules"}
+		"61-iosched-migrated-50-mixed.rules", "61-iosched-migrated-60-io-scheduler.rules", "61-iosched-migrated-60-ioschedulers.rules",
+		"61-iosched-migrated-70-tuning.rules", "70-tuning.rules"}
 	if diff := cmp.Diff(wantNames, names); diff != "" {
 		t.Fatalf("files written (-want +got):\n%s", diff)
 	}
@@ -212,6 +216,14 @@ func TestAuditFixUndo(t *testing.T) {
 	}
 	if diff := cmp.Diff("-> /dev/null", files["60-ioschedulers.rules"]); diff != "" {
 		t.Errorf("mask (-want +got):\n%s", diff)
+	}
+	wantTuning := "# Written by `iosched audit --fix`: the freezing queue writes of this file\n" +
+		"# moved to " + filepath.Join(etc, "61-iosched-migrated-70-tuning.rules") + " as properties.\n" +
+		"# `iosched audit --undo` takes this back.\n" +
+		"# Hand-written tuning, kept in /etc/udev/rules.d.\n" +
+		"# line 2: queue writes moved to 61-iosched-migrated-70-tuning.rules\n"
+	if diff := cmp.Diff(wantTuning, files["70-tuning.rules"]); diff != "" {
+		t.Errorf("rewritten in place (-want +got):\n%s", diff)
 	}
 
 	// udev's order: every migrated file between the two iosched files.
@@ -247,6 +259,8 @@ func TestAuditFixUndo(t *testing.T) {
 		"removed " + filepath.Join(etc, "60-ioschedulers.rules"),
 		"removed " + filepath.Join(etc, "61-iosched-migrated-60-io-scheduler.rules"),
 		"removed " + filepath.Join(etc, "61-iosched-migrated-60-ioschedulers.rules"),
+		"removed " + filepath.Join(etc, "61-iosched-migrated-70-tuning.rules"),
+		"restored " + tuning,
 		"apply with: udevadm control --reload",
 	}, Stderr: []string{"iosched: " + changed + ": changed since `iosched audit --fix` wrote it: left in place"}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -260,7 +274,11 @@ func TestAuditFixUndo(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("second audit --undo (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]string{}, tree(t, etc)); diff != "" {
+	original, err := os.ReadFile(testdata(t, "tuning.rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"70-tuning.rules": string(original)}, tree(t, etc)); diff != "" {
 		t.Errorf("after --undo (-want +got):\n%s", diff)
 	}
 	if got, _ := runAudit(t, dirs, nil); got.Code != 1 {
@@ -298,14 +316,12 @@ func TestAuditFixRefuses(t *testing.T) {
 			t.Errorf("audit --fix of %s wrote %v", tt.file, files)
 		}
 	}
-	// A file in the target directory itself, and one that /etc overrides.
+	// A file that /etc overrides: udevd does not read it.
 	etc, lib := t.TempDir(), t.TempDir()
-	copyFile(t, testdata(t, "cachyos-style.rules"), filepath.Join(etc, "60-mine.rules"))
 	copyFile(t, testdata(t, "cachyos-style.rules"), filepath.Join(lib, "60-ioschedulers.rules"))
 	copyFile(t, testdata(t, "guarded.rules"), filepath.Join(etc, "60-ioschedulers.rules"))
-	got, _ := runAudit(t, []string{etc, lib}, nil, "--fix", filepath.Join(etc, "60-mine.rules"), filepath.Join(lib, "60-ioschedulers.rules"))
+	got, _ := runAudit(t, []string{etc, lib}, nil, "--fix", filepath.Join(lib, "60-ioschedulers.rules"))
 	want := auditResult{Code: 2, Stderr: []string{
-		"iosched: " + filepath.Join(etc, "60-mine.rules") + ": not converted: it is in " + etc + " already: edit it by hand, with the rules `iosched audit` shows",
 		"iosched: " + filepath.Join(lib, "60-ioschedulers.rules") + ": not converted: " + filepath.Join(etc, "60-ioschedulers.rules") + " overrides it already, so udevd does not read it",
 		"iosched: audit --fix: nothing written",
 	}}
