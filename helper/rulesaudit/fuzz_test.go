@@ -74,3 +74,54 @@ func ascii(s string) bool {
 	}
 	return true
 }
+
+// FuzzConvert: for any rules text that --fix would convert, the override
+// and the migrated file parse, the migrated file writes no queue
+// attribute iosched knows, and the override keeps no converted write.
+func FuzzConvert(f *testing.F) {
+	for _, s := range []string{
+		"SUBSYSTEM!=\"block\", GOTO=\"e\"\nACTION==\"add|change\", ENV{X}=\"1\", ATTR{queue/scheduler}=\"bfq\", GOTO=\"e\"\nLABEL=\"e\"\n",
+		"KERNEL==\"sd*\", \\\n  ATTR{queue/read_ahead_kb}=\"4096\"\n# c\n",
+		"ATTR{queue/scheduler}!=\"bfq\", ATTR{queue/scheduler}=e\"bfq\"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		rules, err := readRules(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		convert := map[int]bool{}
+		for _, fd := range audit("src", rules) {
+			if fd.ViaRUN {
+				return
+			}
+			convert[fd.Line] = true
+		}
+		if len(convert) == 0 || checkRules("src", rules, convert) != nil {
+			return
+		}
+		for name, out := range map[string]string{
+			"override": overrideText(text, rules, convert, "/etc/udev/rules.d/61-iosched-migrated-src"),
+			"migrated": migratedText("src", rules, convert),
+		} {
+			got, err := readRules(strings.NewReader(out))
+			if err != nil {
+				t.Fatalf("%s does not read back: %v\n%s", name, err, out)
+			}
+			if name == "override" {
+				if found := audit("override", got); len(found) > 0 {
+					t.Fatalf("override still writes: %v\n%s", found[0], out)
+				}
+				continue
+			}
+			for _, r := range got {
+				for _, k := range r.keys {
+					if attr, ok := queueWrite(k); ok && known(attr) {
+						t.Fatalf("migrated file writes queue/%s:\n%s", attr, out)
+					}
+				}
+			}
+		}
+	})
+}
