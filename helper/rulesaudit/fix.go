@@ -395,6 +395,9 @@ func ApplyFix(target string, plan []Change) error {
 	if err != nil {
 		return err
 	}
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", target, err)
+	}
 	var done []string
 	undo := func() {
 		for _, p := range done {

@@ -118,7 +118,7 @@ func List(dirs []string) Listing {
 			switch {
 			case err != nil:
 				l.Skipped = append(l.Skipped, fmt.Errorf("%s: %w (udevd skips it)", p, err))
-			case masks(p, fi):
+			case masks(fi):
 				byName[name] = ""
 			case !fi.Mode().IsRegular():
 				l.Skipped = append(l.Skipped, fmt.Errorf("%s: not a regular file (udevd skips it)", p))
@@ -140,16 +140,14 @@ func List(dirs []string) Listing {
 	return l
 }
 
-// masks reports whether p is a masking entry: a link to /dev/null or an
-// empty regular file (systemd's null_or_empty).
-func masks(p string, fi fs.FileInfo) bool {
+// masks reports whether an entry, followed through links, masks: an
+// empty regular file or a device node such as /dev/null (systemd's
+// null_or_empty).
+func masks(fi fs.FileInfo) bool {
 	if fi.Mode().IsRegular() {
 		return fi.Size() == 0
 	}
-	if t, err := os.Readlink(p); err == nil && t == "/dev/null" {
-		return true
-	}
-	return fi.Mode()&fs.ModeCharDevice != 0 && fi.Name() == "null"
+	return fi.Mode()&fs.ModeDevice != 0
 }
 
 // File audits one rules file.
