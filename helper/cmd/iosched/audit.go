@@ -91,6 +91,8 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 		case fi.IsDir():
 			l := rulesaudit.List([]string{p})
 			files, skipped = append(files, l.Files...), append(skipped, l.Skipped...)
+		case !fi.Mode().IsRegular():
+			skipped = append(skipped, fmt.Errorf("audit %s: not a regular file", p))
 		default:
 			files = append(files, p)
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -85,6 +86,10 @@ func TestAuditExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(etc, "missing.rules")
+	fifo := filepath.Join(t.TempDir(), "fifo.rules")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	badGuard := filepath.Join(lib, "60-bad-guard.rules")
 	found := badGuard + `:3: ATTR{queue/scheduler}="bfq" on change events: freezes the queue on every write on 6.12 and later`
 	tests := []struct {
@@ -107,6 +112,9 @@ func TestAuditExit(t *testing.T) {
 		{"directory named .rules", nil, []string{clean}, auditResult{Code: 2,
 			Stdout: []string{"no rule writes a freezing queue attribute on change events (1 file(s) read from " + clean + ")"},
 			Stderr: []string{"iosched: " + filepath.Join(clean, "61-dir.rules") + ": not a regular file (udevd skips it)"}}},
+		{"a FIFO given by name is not opened", nil, []string{fifo}, auditResult{Code: 2,
+			Stdout: []string{"no rule writes a freezing queue attribute on change events (0 file(s) read from " + fifo + ")"},
+			Stderr: []string{"iosched: audit " + fifo + ": not a regular file"}}},
 		{"no directory", []string{filepath.Join(etc, "none")}, nil, auditResult{Code: 0,
 			Stdout: []string{"no rule writes a freezing queue attribute on change events (0 file(s) read from nowhere: no rules directory exists)"}}},
 		{"--dry-run alone", nil, []string{"--dry-run"}, auditResult{Code: 2, Stderr: []string{"iosched: audit --dry-run goes with --fix"}}},
