@@ -5,7 +5,7 @@ PREFIX ?= /usr
 DESTDIR ?=
 export CACHE
 
-.PHONY: all build status test gotest itest bench deps lint clean
+.PHONY: all build status test gotest fuzz itest bench deps lint clean
 all: build
 
 # deps installs missing Debian packages and downloads Go modules; every
@@ -34,11 +34,17 @@ lint: deps
 gotest: deps
 	$(GO) test ./helper/...
 
+# fuzz: every Go fuzz target (go test -list '^Fuzz'), FUZZTIME each
+# (default 15s); a failing input stays in its testdata/fuzz/ as a
+# regression case and the run fails naming it.
+fuzz: deps
+	GO=$(GO) scripts/fuzz
+
 # itest: root-only integration tests on loop devices the tests create.
 itest: build
 	$(GO) test -count=1 ./test/integration/...
 
-test: lint gotest itest vmtest udevtest pkgtest
+test: lint gotest fuzz itest vmtest udevtest udevfix pkgtest
 
 # bench: every benchmark, each rewriting its table in docs/: the kernel
 # series base vs patched in qemu (vmbench), the udev rules in qemu

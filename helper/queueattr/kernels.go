@@ -51,7 +51,14 @@ func (r FreezeRange) String() string {
 	if r.Until == (Kernel{}) {
 		return r.From.String() + " and later"
 	}
-	return r.From.String() + " to before " + r.Until.String()
+	if r.Until.Minor == 0 {
+		return r.From.String() + " to before " + r.Until.String()
+	}
+	last := Kernel{r.Until.Major, r.Until.Minor - 1}
+	if last == r.From {
+		return r.From.String() + " only"
+	}
+	return r.From.String() + " to " + last.String()
 }
 
 // oldest is the oldest kernel whose stores were read and measured

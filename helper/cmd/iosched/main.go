@@ -8,7 +8,7 @@
 //	iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
 //	iosched udev
 //	iosched status [--json]
-//	iosched audit [RULES-FILE-OR-DIR...]
+//	iosched audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]
 //	iosched probe [--runs N]
 //	iosched help [COMMAND]
 //	iosched version
@@ -137,9 +137,14 @@ line and skipped; the rest is applied, and the exit status is then 1.
 list udev recorded and whether it holds.
   --json  print a JSON array
 `, cmdStatus},
-		{"audit", "audit [RULES-FILE-OR-DIR...]", `List udev rules that write a freezing queue attribute on change events;
-exit 1 when there are any. Without arguments, read udev's rules
-directories.
+		{"audit", "audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]", `List udev rules that write a freezing queue attribute on change events:
+exit 0 when there are none, 1 when there are any, 2 when a rules file or
+directory could not be read (reported and skipped). Without arguments,
+read udev's rules directories.
+  --fix      write the converted rules to /etc/udev/rules.d (overrides of
+             the same name and a 61-iosched-migrated-NAME.rules each)
+  --dry-run  with --fix: print the files it would write as a unified diff
+  --undo     remove the files --fix wrote, unless changed since
 `, cmdAudit},
 		{"probe", "probe [--runs N]", `Attach a throwaway loop device (root only) and time unchanged writes of
 the scheduler and of each freezing attribute.
@@ -295,7 +300,7 @@ func run(e env, args []string) int {
 	}
 	var found errFound
 	if errors.As(err, &found) {
-		return exitFailure
+		return found.exit()
 	}
 	// One line an error: errors.Join puts each on its own line.
 	for _, line := range strings.Split(err.Error(), "\n") {

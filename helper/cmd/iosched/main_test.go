@@ -287,29 +287,6 @@ zram0    -            -                           no          -                -
 	}
 }
 
-func TestAudit(t *testing.T) {
-	sys := fixture.New(t, fixture.Standard()...)
-	testdata, err := filepath.Abs("../../rulesaudit/testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := runIn(t, sys, nil, nil, "audit", filepath.Join(testdata, "guarded.rules"), filepath.Join(testdata, "rhel-style.rules"))
-	want := result{Stdout: "no rule writes a freezing queue attribute on change events (2 files checked in " +
-		filepath.Join(testdata, "guarded.rules", testdata, "rhel-style.rules") + ")\n"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("audit of clean rules (-want +got):\n%s", diff)
-	}
-	got, _ = runIn(t, sys, nil, nil, "audit", testdata)
-	if got.Code != 1 || !strings.Contains(got.Stdout, "cachyos-style.rules:5: ATTR{queue/wbt_lat_usec} is written on change events") ||
-		!strings.HasSuffix(got.Stdout, "13 write(s) of freezing queue attributes on change events in 6 file(s) checked\n") || got.Stderr != "" {
-		t.Errorf("audit of testdata = %+v", got)
-	}
-	got, _ = runIn(t, sys, nil, nil, "audit", filepath.Join(testdata, "missing.rules"))
-	if got.Code != 1 || !strings.Contains(got.Stderr, "missing.rules: no such file or directory") {
-		t.Errorf("audit of a missing file = %+v", got)
-	}
-}
-
 func TestWantedText(t *testing.T) {
 	empty, list := "", "bfq,none"
 	tests := []struct {
