@@ -32,7 +32,7 @@ _iosched() {
 		return
 	fi
 	# Every command takes --help; flags may follow the positional arguments.
-	if [[ $cur == -* && $cmd != set && $cmd != status && $cmd != probe ]]; then
+	if [[ $cur == -* && $cmd != set && $cmd != status && $cmd != probe && $cmd != audit ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "--help" -- "$cur")
 		return
 	fi
@@ -82,6 +82,10 @@ _iosched() {
 		[ "$COMP_CWORD" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W "set udev status audit probe help version" -- "$cur")
 		;;
 	audit)
+		if [[ $cur == -* ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "--fix --dry-run --undo --help --" -- "$cur")
+			return
+		fi
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		;;
