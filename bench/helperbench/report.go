@@ -11,16 +11,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iosched/iosched/helper/sysfs"
 	"golang.org/x/sys/unix"
 )
 
 // hostInfo is the machine the run measured, read before the first run.
 type hostInfo struct {
-	started time.Time
-	load    string // /proc/loadavg's three averages
+	started   time.Time
+	load      string // /proc/loadavg's three averages
+	realDisks int    // entries in /sys/block before we attached any
 }
 
-func readHost() hostInfo { return hostInfo{time.Now(), loadavg()} }
+func readHost() hostInfo {
+	h := hostInfo{started: time.Now(), load: loadavg()}
+	if ents, err := os.ReadDir(sysfs.Default.Path("block")); err == nil {
+		h.realDisks = len(ents)
+	}
+	return h
+}
 
 type stats struct {
 	n               int
@@ -110,7 +118,7 @@ func (b *bench) report() string {
 
 	st := b.status
 	p("## iosched status over N loop devices\n\n")
-	p("Only the N attached loop devices are listed: /sys/block is a bind mount, in the benchmark's private mount namespace, of a directory holding just their sysfs symlinks (this machine's real /sys/block had %d entries when the benchmark started).\n\n", st.realDisks)
+	p("Only the N attached loop devices are listed: /sys/block is a bind mount, in the benchmark's private mount namespace, of a directory holding just their sysfs symlinks (this machine's real /sys/block had %d entries when the benchmark started).\n\n", b.host.realDisks)
 	p("| disks | cgo median ms | cgo min | cgo p90 | static median ms | static min | static p90 |\n")
 	p("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, n := range statusCounts {

@@ -16,8 +16,7 @@ var statusCounts = []int{1, 8, 64}
 
 // statusResult holds the samples per build and disk count.
 type statusResult struct {
-	samples   map[string][]time.Duration // key: statusKey(build, n)
-	realDisks int                        // entries in the real /sys/block
+	samples map[string][]time.Duration // key: statusKey(build, n)
 }
 
 func statusKey(build string, n int) string { return fmt.Sprintf("%s/%d", build, n) }
@@ -28,9 +27,6 @@ func statusKey(build string, n int) string { return fmt.Sprintf("%s/%d", build, 
 // benchmark's private mount namespace (testhost.BlockView).
 func (b *bench) statusScaling() (*statusResult, error) {
 	res := &statusResult{samples: map[string][]time.Duration{}}
-	if ents, err := os.ReadDir(sysfs.Default.Path("block")); err == nil {
-		res.realDisks = len(ents)
-	}
 	maxN := statusCounts[len(statusCounts)-1]
 	names := []string{b.disk.q.Name()}
 	for len(names) < maxN {
