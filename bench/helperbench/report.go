@@ -1,9 +1,8 @@
 package main
 
 import (
-	"bytes"
+	"debug/elf"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"runtime"
@@ -181,19 +180,25 @@ func (b *bench) report() string {
 	return w.String()
 }
 
-// linkage says whether bin needs a dynamic loader and libudev.
+// linkage says whether bin needs a dynamic loader (a PT_INTERP program
+// header) and libudev (a DT_NEEDED entry).
 func linkage(bin string) string {
-	f, err := os.Open(bin)
+	f, err := elf.Open(bin)
 	if err != nil {
 		return "?"
 	}
 	defer f.Close()
-	data, _ := io.ReadAll(io.LimitReader(f, 64<<20))
-	switch {
-	case bytes.Contains(data, []byte("libudev.so.1")):
+	libs, err := f.ImportedLibraries()
+	if err != nil {
+		return "?"
+	}
+	if slices.Contains(libs, "libudev.so.1") {
 		return "dynamic, libudev.so.1"
-	case bytes.Contains(data, []byte("ld-linux")):
-		return "dynamic"
+	}
+	for _, prog := range f.Progs {
+		if prog.Type == elf.PT_INTERP {
+			return "dynamic"
+		}
 	}
 	return "static"
 }
