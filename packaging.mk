@@ -2,6 +2,7 @@
 # which defines GO, PREFIX, DESTDIR, CACHE and the build target.
 #
 #   make install [DESTDIR=...] [PREFIX=/usr] [UDEV_HELPER=static|link]
+#                [DRACUTDIR=...] [INITRAMFSDIR=...]   (empty: left out)
 #   make uninstall [same variables]    removes exactly what install put
 #   make deb                           out/deb/iosched_VERSION_ARCH.deb
 #                                      (packaging/deb/build)
