@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -33,13 +32,13 @@ type diskStatus struct {
 }
 
 func cmdStatus(e env, args []string) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("status")
 	asJSON := fs.Bool("json", false, "print a JSON array")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() != 0 {
+	if len(pos) != 0 {
 		return usagef("status takes no arguments")
 	}
 	rows, err := e.statusRows()
@@ -119,10 +118,7 @@ func (e env) diskStatus(disk string) diskStatus {
 	}
 	// A dry run answers "would anything be written?" with the same
 	// decision `iosched set` makes.
-	d := apply.Disk{Queue: q, DryRun: true, Loadable: func(name string) (bool, error) {
-		return e.modules().Loadable(name)
-	}}
-	res, err := d.SchedulerFrom(line, wanted)
+	res, err := e.disk(q, true).SchedulerFrom(line, wanted)
 	holds := err == nil && !res.Changed
 	if err != nil && !errors.Is(err, apply.ErrUnavailable) {
 		st.Note = err.Error()

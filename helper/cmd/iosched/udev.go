@@ -15,8 +15,16 @@ import (
 // cmdUdev is run by a RUN+= rule with the event's properties as its
 // environment. Whatever is not for us is success: udev only logs our
 // output at debug level, so the exit status is all it shows.
+//
+// It never gives up on good input: every valid setting is applied
+// (the scheduler first), each bad property is reported on a line of its
+// own naming the disk, and then the exit status is 1.
 func cmdUdev(e env, args []string) error {
-	if len(args) != 0 {
+	pos, err := parseArgs(newFlagSet("udev"), args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
 		return usagef("udev takes no arguments; it reads the event from the environment")
 	}
 	action, devtype := e.getenv("ACTION"), e.getenv("DEVTYPE")
@@ -29,29 +37,20 @@ func cmdUdev(e env, args []string) error {
 	if devtype != "disk" {
 		return nil
 	}
-	devpath := e.getenv("DEVPATH")
-	list := e.getenv(queueattr.Property(queueattr.Scheduler))
-	settings, err := e.udevSettings()
-	if err != nil {
-		return usagef("%s: %w", devpath, err)
-	}
-	if list == "" && len(settings) == 0 {
+	schedProp := queueattr.Property(queueattr.Scheduler)
+	list := e.getenv(schedProp)
+	props := e.udevProperties()
+	if list == "" && len(props) == 0 {
 		return nil
 	}
+	devpath := e.getenv("DEVPATH")
 	if devpath == "" {
 		return usagef("udev: DEVPATH is not set (run from a udev rule, or use 'iosched set')")
-	}
-	var wanted []string
-	if list != "" {
-		if wanted, err = sched.ParseList(list); err != nil {
-			return usagef("%s: %s: %w", devpath, queueattr.Property(queueattr.Scheduler), err)
-		}
 	}
 	dev, err := e.resolver().FromDevpath(devpath)
 	if errors.Is(err, blockdev.ErrNotFound) {
 		// Removed before we ran: the remove event follows.
-		fmt.Fprintf(e.stdout, "%s: went away, nothing done\n", devpath)
-		return nil
+		return writeOut(e, devpath+": went away, nothing done\n")
 	}
 	if err != nil {
 		return inputError(err)
@@ -61,21 +60,52 @@ func cmdUdev(e env, args []string) error {
 	}
 	q := sysfs.Queue{FS: e.sys, Disk: dev.Disk}
 	if !q.Has("scheduler") {
-		fmt.Fprintf(e.stdout, "%s: no I/O scheduler, nothing to do\n", dev.Disk)
-		return nil
+		return writeOut(e, dev.Disk+": no I/O scheduler, nothing to do\n")
 	}
-	return e.applyAll(q, wanted, settings, false)
+	var bad []error
+	var wanted []string
+	if list != "" {
+		if wanted, err = sched.ParseList(list); err != nil {
+			// Keep the scheduler as it is; the attributes still apply.
+			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", dev.Disk, schedProp, list, err))
+			wanted = nil
+		}
+	}
+	var settings []setting
+	for _, k := range props {
+		name, _ := queueattr.FromProperty(k)
+		v := e.getenv(k)
+		s, err := parseSetting(name, v)
+		switch {
+		case errors.Is(err, queueattr.ErrBadValue):
+			// The message names the attribute and the value already.
+			bad = append(bad, fmt.Errorf("%s: %s: %w", dev.Disk, clip(k), err))
+			continue
+		case err != nil:
+			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", dev.Disk, clip(k), v, err))
+			continue
+		}
+		s.from = k
+		settings = append(settings, s)
+	}
+	settings, badTunes := e.checkTunables(q, wanted, settings)
+	for _, err := range badTunes {
+		bad = append(bad, fmt.Errorf("%w; skipped", err))
+	}
+	err = e.applyAll(q, wanted, settings, false)
+	return errors.Join(append(bad, err)...)
 }
 
-// udevSettings collects the attribute properties, sorted by name so the
-// order is stable; scheduler tunables come last, after the switch.
-func (e env) udevSettings() ([]setting, error) {
+// udevProperties lists the attribute properties that are set, sorted by
+// name so the order is stable; scheduler tunables come last, after the
+// switch. An empty value is an override's opt-out: not listed.
+func (e env) udevProperties() []string {
 	var plain, tunes []string
 	for _, kv := range e.environ() {
-		k, _, _ := strings.Cut(kv, "=")
+		k, v, _ := strings.Cut(kv, "=")
 		name, ok := queueattr.FromProperty(k)
 		switch {
-		case !ok || name == queueattr.Scheduler:
+		case !ok || name == queueattr.Scheduler || v == "":
 		case strings.HasPrefix(name, queueattr.TunablePrefix):
 			tunes = append(tunes, k)
 		default:
@@ -84,18 +114,5 @@ func (e env) udevSettings() ([]setting, error) {
 	}
 	sort.Strings(plain)
 	sort.Strings(tunes)
-	var out []setting
-	for _, k := range append(plain, tunes...) {
-		v := e.getenv(k)
-		if v == "" {
-			continue // emptied by an override: opt out
-		}
-		name, _ := queueattr.FromProperty(k)
-		s, err := parseSetting(name, v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return append(plain, tunes...)
 }
