@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared by the guest scripts of the udev test and benchmark (sourced, not
 # run; test/udev/run puts it at /iosched-test/guest-lib.sh). They run in
 # the Debian root filesystem under the harness init: mount what udevd
@@ -9,6 +10,7 @@ export LC_ALL=C
 T=/sys/kernel/tracing
 RULES=/etc/udev/rules.d
 # log, result, ok, fail, check: test/vm/guest/report.sh, put beside us.
+# shellcheck source=test/vm/guest/report.sh
 . /iosched-test/report.sh
 
 # finish: the exit status; the harness init prints "@@ exit N" from it.
