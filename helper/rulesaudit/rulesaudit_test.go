@@ -23,7 +23,7 @@ type short struct {
 }
 
 const (
-	always  = "freezes the queue on every write on 6.12 and later"
+	always    = "freezes the queue on every write on 6.12 and later"
 	before618 = "freezes the queue on every write on 6.12 to 6.17"
 )
 
