@@ -23,6 +23,10 @@ _iosched_schedulers() {
 	printf '%s\n' "${names[@]}" none mq-deadline deadline bfq kyber | sort -u
 }
 
+# The queue attributes `set` takes, written by `go generate
+# ./helper/queueattr` from helper/queueattr, their one home.
+_iosched_attrs="add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache"
+
 _iosched() {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
 	local i n=0 dev=""
@@ -58,10 +62,7 @@ _iosched() {
 		elif [[ $cur == *=* ]]; then
 			return
 		else
-			local pre="" last=$cur attrs
-			attrs="add_random discard_max_bytes io_timeout iostats iostats_passthrough
-				max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity
-				stable_writes wbt_lat_usec write_cache"
+			local pre="" last=$cur
 			if [[ $cur == *,* ]]; then
 				pre=${cur%,*},
 				last=${cur##*,}
@@ -70,7 +71,7 @@ _iosched() {
 				mapfile -t COMPREPLY < <(compgen -P "$pre" -W "$(_iosched_schedulers "$dev")" -- "$last")
 			fi
 			[ -n "$pre" ] && return
-			mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -S = -W "$attrs" -- "$cur")
+			mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -S = -W "$_iosched_attrs" -- "$cur")
 			# Schedulers come first: a first ATTR= means no scheduler matched.
 			[[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
 		fi

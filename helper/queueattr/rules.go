@@ -3,12 +3,40 @@ package queueattr
 import (
 	"bytes"
 	"fmt"
+	"strings"
 )
 
-//go:generate go run ./internal/genrules ../../rules.d/99-iosched-run.rules
+//go:generate go run ./internal/genrules ../../rules.d/99-iosched-run.rules ../../completion/iosched.bash
 
 // RunRulesPath is where RunRules is written, from the repository's root.
 const RunRulesPath = "rules.d/99-iosched-run.rules"
+
+// CompletionPath is the bash completion, whose attribute list
+// CompletionLine renders.
+const CompletionPath = "completion/iosched.bash"
+
+// completionVar starts the one line of the completion that lists the
+// attributes.
+const completionVar = "_iosched_attrs="
+
+// CompletionLine renders that line: every attribute Lookup knows besides
+// iosched/NAME.
+func CompletionLine() string {
+	return completionVar + `"` + strings.Join(Names(), " ") + `"`
+}
+
+// SetCompletionLine returns the completion script with its attribute
+// line replaced by CompletionLine, or an error if it has none.
+func SetCompletionLine(script []byte) ([]byte, error) {
+	lines := strings.Split(string(script), "\n")
+	for i, l := range lines {
+		if t := strings.TrimLeft(l, "\t "); strings.HasPrefix(t, completionVar) {
+			lines[i] = l[:len(l)-len(t)] + CompletionLine()
+			return []byte(strings.Join(lines, "\n")), nil
+		}
+	}
+	return nil, fmt.Errorf("%s: no line starting with %s", CompletionPath, completionVar)
+}
 
 // RunRules renders rules.d/99-iosched-run.rules: the rule that starts the
 // helper when a disk has any setting it can compare (one line per

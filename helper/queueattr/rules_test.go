@@ -18,3 +18,19 @@ func TestRunRulesUpToDate(t *testing.T) {
 		t.Errorf("%s is not what go generate ./helper/queueattr writes (-want +got):\n%s", RunRulesPath, diff)
 	}
 }
+
+// TestCompletionUpToDate fails when the completion's attribute list
+// differs from the attributes this package knows.
+func TestCompletionUpToDate(t *testing.T) {
+	got, err := os.ReadFile("../../" + CompletionPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := SetCompletionLine(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s is not what go generate ./helper/queueattr writes (-want +got):\n%s", CompletionPath, diff)
+	}
+}
