@@ -7,7 +7,8 @@
 //
 //	iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
 //	iosched udev
-//	iosched status [--json]
+//	iosched status [--check] [--format=table|json|prometheus]
+//	iosched apply [--dry-run] [DEVICE...]
 //	iosched audit [RULES-FILE-OR-DIR...]
 //	iosched probe [--runs N]
 //
@@ -74,7 +75,7 @@ func main() {
 		environ:   os.Environ,
 		sys:       sysfs.Default,
 		modules:   runningKernelModules,
-		udev:      udevdb.Property,
+		udev:      udevdb.Policy,
 		rulesDirs: rulesaudit.Dirs,
 	}
 	args := os.Args[1:]
@@ -94,7 +95,8 @@ func runningKernelModules() kmod.Index {
 
 const usage = `usage: iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
        iosched udev
-       iosched status [--json]
+       iosched status [--check] [--format=table|json|prometheus]
+       iosched apply [--dry-run] [DEVICE...]
        iosched audit [RULES-FILE-OR-DIR...]
        iosched probe [--runs N]
 `
@@ -122,6 +124,8 @@ func run(e env, args []string) int {
 		err = cmdUdev(e, args[1:])
 	case "status":
 		err = cmdStatus(e, args[1:])
+	case "apply":
+		err = cmdApply(e, args[1:])
 	case "audit":
 		err = cmdAudit(e, args[1:])
 	case "probe":
@@ -136,7 +140,8 @@ func run(e env, args []string) int {
 		return exitOK
 	}
 	var found errFound
-	if errors.As(err, &found) {
+	var reported errReported
+	if errors.As(err, &found) || errors.As(err, &reported) {
 		return exitFailure
 	}
 	fmt.Fprintf(e.stderr, "iosched: %v\n", err)

@@ -82,9 +82,14 @@ func runIn(t *testing.T, sys sysfs.FS, environ map[string]string, db map[string]
 		},
 		sys:     sys,
 		modules: func() kmod.Index { return kmod.Index(filepath.Join(string(sys), "nomodules")) },
-		udev: func(disk, key string) (string, bool, error) {
-			v, ok := db[disk+"/"+key]
-			return v, ok, nil
+		udev: func(disk string) (map[string]string, error) {
+			props := map[string]string{}
+			for k, v := range db {
+				if key, ok := strings.CutPrefix(k, disk+"/"); ok {
+					props[key] = v
+				}
+			}
+			return props, nil
 		},
 		devNum: func(string) (uint32, uint32, error) { return 8, 1, nil },
 	}
@@ -233,7 +238,8 @@ zram0    -            -                           no          -                -
 	wantRows := []diskStatus{
 		{Disk: "loop0", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("")},
 		{Disk: "nvme0n1", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("none"), Holds: &yes},
-		{Disk: "sda", Active: "mq-deadline", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &yes, Wanted: s("bfq,mq-deadline"), Holds: &no},
+		{Disk: "sda", Active: "mq-deadline", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &yes, Wanted: s("bfq,mq-deadline"), Holds: &no,
+			Drift: []string{"mq-deadline -> bfq"}},
 		{Disk: "zram0", Rotational: &no},
 	}
 	if diff := cmp.Diff(wantRows, rows, cmp.AllowUnexported(diskStatus{})); diff != "" {

@@ -6,12 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/iosched/iosched/helper/apply"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
@@ -20,13 +17,15 @@ import (
 
 // diskStatus is one row of `iosched status`.
 type diskStatus struct {
-	Disk       string   `json:"disk"`
-	Active     string   `json:"active,omitempty"`  // empty: no I/O scheduler
-	Offered    []string `json:"offered,omitempty"` // in the kernel's order
-	Rotational *bool    `json:"rotational,omitempty"`
-	Wanted     *string  `json:"wanted,omitempty"` // nil: udev recorded no policy
-	Holds      *bool    `json:"holds,omitempty"`  // nil: nothing wanted, or unknown
-	Note       string   `json:"note,omitempty"`
+	Disk       string            `json:"disk"`
+	Active     string            `json:"active,omitempty"`  // empty: no I/O scheduler
+	Offered    []string          `json:"offered,omitempty"` // in the kernel's order
+	Rotational *bool             `json:"rotational,omitempty"`
+	Wanted     *string           `json:"wanted,omitempty"` // nil: udev recorded no policy
+	Holds      *bool             `json:"holds,omitempty"`  // nil: nothing wanted, or unknown
+	Attrs      map[string]string `json:"attrs,omitempty"`  // recorded IOSCHED_ATTR_*/IOSCHED_TUNE_*, by attribute
+	Drift      []string          `json:"drift,omitempty"`  // what apply would change
+	Note       string            `json:"note,omitempty"`
 	// noUdevDB: this build cannot read the udev database, so an absent
 	// Wanted means "unknown", not "no policy".
 	noUdevDB bool
@@ -35,25 +34,50 @@ type diskStatus struct {
 func cmdStatus(e env, args []string) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	asJSON := fs.Bool("json", false, "print a JSON array")
+	asJSON := fs.Bool("json", false, "print a JSON array (--format=json)")
+	format := fs.String("format", "table", "table, json or prometheus (node_exporter's textfile collector)")
+	check := fs.Bool("check", false, "exit 1 when a disk's recorded policy does not hold, naming it on stderr")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
 	if fs.NArg() != 0 {
 		return usagef("status takes no arguments")
 	}
+	if *asJSON {
+		if *format != "table" && *format != "json" {
+			return usagef("status: --json and --format=%s conflict", *format)
+		}
+		*format = "json"
+	}
+	if *format != "table" && *format != "json" && *format != "prometheus" {
+		return usagef("status: unknown --format %q (want table, json or prometheus)", *format)
+	}
 	rows, err := e.statusRows()
 	if err != nil {
 		return err
 	}
+	if err := e.printStatus(rows, *format); err != nil {
+		return err
+	}
+	if *check {
+		return e.checkRows(rows)
+	}
+	return nil
+}
+
+func (e env) printStatus(rows []diskStatus, format string) error {
 	// One write(2) for the whole table, not one per cell.
 	out := bufio.NewWriter(e.stdout)
-	if *asJSON {
+	switch format {
+	case "json":
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rows); err != nil {
 			return err
 		}
+		return out.Flush()
+	case "prometheus":
+		e.writePrometheus(out, rows)
 		return out.Flush()
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
@@ -69,16 +93,10 @@ func cmdStatus(e env, args []string) error {
 }
 
 func (e env) statusRows() ([]diskStatus, error) {
-	dir := e.sys.Path("block")
-	ents, err := os.ReadDir(dir)
+	names, err := e.diskNames()
 	if err != nil {
-		return nil, fmt.Errorf("list disks in %s: %w", dir, err)
+		return nil, err
 	}
-	names := make([]string, 0, len(ents))
-	for _, ent := range ents {
-		names = append(names, ent.Name())
-	}
-	sort.Strings(names)
 	rows := make([]diskStatus, 0, len(names))
 	for _, n := range names {
 		rows = append(rows, e.diskStatus(n))
@@ -101,34 +119,16 @@ func (e env) diskStatus(disk string) diskStatus {
 			st.Note = err.Error()
 		}
 	}
-	v, ok, err := e.udev(disk, queueattr.Property(queueattr.Scheduler))
-	switch {
-	case err != nil:
+	props, err := e.udev(disk)
+	if err != nil {
 		st.Note, st.noUdevDB = err.Error(), errors.Is(err, udevdb.ErrUnavailable)
 		return st
-	case !ok:
-		return st
 	}
-	st.Wanted = &v
-	wanted, err := sched.ParseList(v)
-	if v == "" || st.Active == "" || err != nil {
-		if err != nil && v != "" {
-			st.Note = err.Error()
-		}
-		return st
+	if v, ok := props[queueattr.Property(queueattr.Scheduler)]; ok {
+		st.Wanted = &v
 	}
-	// A dry run answers "would anything be written?" with the same
-	// decision `iosched set` makes.
-	d := apply.Disk{Queue: q, DryRun: true, Loadable: func(name string) (bool, error) {
-		return e.modules().Loadable(name)
-	}}
-	res, err := d.SchedulerFrom(line, wanted)
-	holds := err == nil && !res.Changed
-	if err != nil && !errors.Is(err, apply.ErrUnavailable) {
-		st.Note = err.Error()
-		return st
-	}
-	st.Holds = &holds
+	st.Attrs = recordedAttrs(props)
+	e.policyHolds(&st, q, props)
 	return st
 }
 

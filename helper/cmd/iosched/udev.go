@@ -3,12 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/iosched/iosched/helper/blockdev"
 	"github.com/iosched/iosched/helper/queueattr"
-	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
 )
 
@@ -30,22 +28,15 @@ func cmdUdev(e env, args []string) error {
 		return nil
 	}
 	devpath := e.getenv("DEVPATH")
-	list := e.getenv(queueattr.Property(queueattr.Scheduler))
-	settings, err := e.udevSettings()
+	wanted, settings, err := policyFrom(e.eventPolicy())
 	if err != nil {
 		return usagef("%s: %w", devpath, err)
 	}
-	if list == "" && len(settings) == 0 {
+	if wanted == nil && len(settings) == 0 {
 		return nil
 	}
 	if devpath == "" {
 		return usagef("udev: DEVPATH is not set (run from a udev rule, or use 'iosched set')")
-	}
-	var wanted []string
-	if list != "" {
-		if wanted, err = sched.ParseList(list); err != nil {
-			return usagef("%s: %s: %w", devpath, queueattr.Property(queueattr.Scheduler), err)
-		}
 	}
 	dev, err := e.resolver().FromDevpath(devpath)
 	if errors.Is(err, blockdev.ErrNotFound) {
@@ -67,35 +58,14 @@ func cmdUdev(e env, args []string) error {
 	return e.applyAll(q, wanted, settings, false)
 }
 
-// udevSettings collects the attribute properties, sorted by name so the
-// order is stable; scheduler tunables come last, after the switch.
-func (e env) udevSettings() ([]setting, error) {
-	var plain, tunes []string
+// eventPolicy collects the event's properties that carry a setting.
+func (e env) eventPolicy() map[string]string {
+	props := map[string]string{}
 	for _, kv := range e.environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		name, ok := queueattr.FromProperty(k)
-		switch {
-		case !ok || name == queueattr.Scheduler:
-		case strings.HasPrefix(name, queueattr.TunablePrefix):
-			tunes = append(tunes, k)
-		default:
-			plain = append(plain, k)
+		k, v, _ := strings.Cut(kv, "=")
+		if _, ok := queueattr.FromProperty(k); ok {
+			props[k] = v
 		}
 	}
-	sort.Strings(plain)
-	sort.Strings(tunes)
-	var out []setting
-	for _, k := range append(plain, tunes...) {
-		v := e.getenv(k)
-		if v == "" {
-			continue // emptied by an override: opt out
-		}
-		name, _ := queueattr.FromProperty(k)
-		s, err := parseSetting(name, v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return props
 }

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/iosched/iosched/helper/queueattr"
+	"github.com/iosched/iosched/helper/sched"
+	"github.com/iosched/iosched/helper/sysfs"
+	"github.com/iosched/iosched/helper/udevdb"
+)
+
+// errReported makes a command exit 1 after it has named each failure on
+// stderr itself.
+type errReported struct{ n int }
+
+func (e errReported) Error() string { return fmt.Sprintf("%d disk(s) failed", e.n) }
+
+// cmdApply brings disks to the policy udev recorded for them, without an
+// event: the udev database stands in for the event's environment, and
+// the writes go through the same compare-first path as `set` and `udev`.
+func cmdApply(e env, args []string) error {
+	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	dryRun := fs.Bool("dry-run", false, "say what would change, write nothing")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	named := fs.NArg() > 0
+	var disks []string
+	if named {
+		// Every argument is resolved before anything is written: bad
+		// input is exit 2 with nothing done.
+		seen := map[string]bool{}
+		for _, a := range fs.Args() {
+			dev, err := e.resolver().Resolve(a)
+			if err != nil {
+				return inputError(err)
+			}
+			if !seen[dev.Disk] {
+				seen[dev.Disk] = true
+				disks = append(disks, dev.Disk)
+			}
+		}
+	} else {
+		var err error
+		if disks, err = e.diskNames(); err != nil {
+			return err
+		}
+	}
+	failed := 0
+	for _, disk := range disks {
+		err := e.applyRecorded(disk, named, *dryRun)
+		if errors.Is(err, udevdb.ErrUnavailable) {
+			return fmt.Errorf("apply: %w", err)
+		}
+		if err != nil {
+			failed++
+			for _, err := range flatten(err) {
+				fmt.Fprintf(e.stderr, "iosched: %v\n", err)
+			}
+		}
+	}
+	if failed > 0 {
+		return errReported{failed}
+	}
+	return nil
+}
+
+// applyRecorded is `iosched udev` for one disk with its properties from
+// the udev database. A disk without a policy is nothing to do; only a
+// disk named on the command line says so.
+func (e env) applyRecorded(disk string, named, dryRun bool) error {
+	props, err := e.udev(disk)
+	if err != nil {
+		return err
+	}
+	wanted, settings, err := policyFrom(props)
+	if err != nil {
+		return fmt.Errorf("%s: recorded policy: %w", disk, err)
+	}
+	if wanted == nil && len(settings) == 0 {
+		if named {
+			fmt.Fprintf(e.stdout, "%s: no policy recorded by udev, nothing to do\n", disk)
+		}
+		return nil
+	}
+	q := sysfs.Queue{FS: e.sys, Disk: disk}
+	if !q.Has("scheduler") {
+		fmt.Fprintf(e.stdout, "%s: no I/O scheduler, nothing to do\n", disk)
+		return nil
+	}
+	return e.applyAll(q, wanted, settings, dryRun)
+}
+
+// policyFrom reads a policy from udev properties (an event's environment
+// or the udev database): the scheduler list, then the attributes sorted
+// by name so the order is stable, scheduler tunables last, after the
+// switch. An empty value is an override's opt-out.
+func policyFrom(props map[string]string) (wanted []string, settings []setting, err error) {
+	if list := props[queueattr.Property(queueattr.Scheduler)]; list != "" {
+		if wanted, err = sched.ParseList(list); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", queueattr.Property(queueattr.Scheduler), err)
+		}
+	}
+	var plain, tunes []string
+	for k, v := range props {
+		name, ok := queueattr.FromProperty(k)
+		switch {
+		case !ok || name == queueattr.Scheduler || v == "":
+		case strings.HasPrefix(name, queueattr.TunablePrefix):
+			tunes = append(tunes, k)
+		default:
+			plain = append(plain, k)
+		}
+	}
+	sort.Strings(plain)
+	sort.Strings(tunes)
+	for _, k := range append(plain, tunes...) {
+		name, _ := queueattr.FromProperty(k)
+		s, err := parseSetting(name, props[k])
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", k, err)
+		}
+		settings = append(settings, s)
+	}
+	return wanted, settings, nil
+}
+
+// diskNames lists the disks under /sys/block, sorted.
+func (e env) diskNames() ([]string, error) {
+	dir := e.sys.Path("block")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list disks in %s: %w", dir, err)
+	}
+	names := make([]string, 0, len(ents))
+	for _, ent := range ents {
+		names = append(names, ent.Name())
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// flatten splits an errors.Join into its errors, one line each.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// policyHolds fills in whether the disk's queue is what its recorded
+// policy asks for: the same dry pass `apply` makes first, so "holds" here
+// means `apply` would write nothing. Drift lists what it would change.
+func (e env) policyHolds(st *diskStatus, q sysfs.Queue, props map[string]string) {
+	wanted, settings, err := policyFrom(props)
+	no := false
+	switch {
+	case err != nil:
+		st.Note, st.Holds = err.Error(), &no
+		return
+	case st.Active == "" || wanted == nil && len(settings) == 0:
+		return // no scheduler to apply to, or nothing asked
+	}
+	p := e.pass(q, wanted, settings, true)
+	if p.gone {
+		st.Note = "went away"
+		return
+	}
+	for _, l := range p.lines {
+		if strings.Contains(l, " -> ") {
+			st.Drift = append(st.Drift, l)
+		}
+	}
+	var notes []string
+	for _, err := range p.errs {
+		notes = append(notes, err.Error())
+	}
+	st.Note = strings.Join(notes, "; ")
+	holds := !p.changed && len(p.errs) == 0
+	st.Holds = &holds
+}
+
+// recordedAttrs maps the attribute properties to attribute names, for
+// `status --json`.
+func recordedAttrs(props map[string]string) map[string]string {
+	var m map[string]string
+	for k, v := range props {
+		if name, ok := queueattr.FromProperty(k); ok && name != queueattr.Scheduler {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[name] = v
+		}
+	}
+	return m
+}
+
+// checkRows is `status --check`: like `tuned-adm verify`, exit 1 when
+// any disk's recorded policy does not hold, one stderr line per disk.
+func (e env) checkRows(rows []diskStatus) error {
+	failed := 0
+	for _, r := range rows {
+		if r.noUdevDB {
+			return fmt.Errorf("status --check: %w", udevdb.ErrUnavailable)
+		}
+		if r.Holds == nil || *r.Holds {
+			continue
+		}
+		why := strings.Join(r.Drift, ", ")
+		if r.Note != "" {
+			why = strings.Join(append(r.Drift, r.Note), "; ")
+		}
+		fmt.Fprintf(e.stderr, "iosched: %s: policy does not hold: %s\n", r.Disk, why)
+		failed++
+	}
+	if failed > 0 {
+		return errReported{failed}
+	}
+	return nil
+}
