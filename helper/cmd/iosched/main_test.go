@@ -82,16 +82,8 @@ func runIn(t *testing.T, sys sysfs.FS, environ map[string]string, db map[string]
 		},
 		sys:     sys,
 		modules: func() kmod.Index { return kmod.Index(filepath.Join(string(sys), "nomodules")) },
-		udev: func(disk string) (map[string]string, error) {
-			props := map[string]string{}
-			for k, v := range db {
-				if key, ok := strings.CutPrefix(k, disk+"/"); ok {
-					props[key] = v
-				}
-			}
-			return props, nil
-		},
-		devNum: func(string) (uint32, uint32, error) { return 8, 1, nil },
+		udev:    fakeUdev(db),
+		devNum:  func(string) (uint32, uint32, error) { return 8, 1, nil },
 	}
 	code := run(e, args)
 	first, _, _ := strings.Cut(errb.String(), "\n")
