@@ -33,7 +33,7 @@ gotest: deps
 itest: build
 	$(GO) test -count=1 ./test/integration/...
 
-test: lint gotest itest vmtest udevtest pkgtest
+test: lint gotest itest vmtest udevtest udevfleet pkgtest
 
 # bench: every benchmark, each rewriting its table in docs/: the kernel
 # series base vs patched in qemu (vmbench), the udev rules in qemu
