@@ -27,7 +27,7 @@ _iosched() {
 	local i n=0 dev=""
 	COMPREPLY=()
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		mapfile -t COMPREPLY < <(compgen -W "set udev status audit probe --help" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "set udev status apply audit probe --help" -- "$cur")
 		return
 	fi
 	case $cmd in
@@ -65,7 +65,14 @@ _iosched() {
 		fi
 		;;
 	status)
-		mapfile -t COMPREPLY < <(compgen -W "--json" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "--check --json --format=table --format=json --format=prometheus" -- "$cur")
+		;;
+	apply)
+		if [[ $cur == -* ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "--dry-run" -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -W "$(_iosched_disks)" -- "$cur")
+		fi
 		;;
 	audit)
 		compopt -o filenames 2>/dev/null
