@@ -17,15 +17,16 @@ import (
 
 // diskStatus is one row of `iosched status`.
 type diskStatus struct {
-	Disk       string            `json:"disk"`
-	Active     string            `json:"active,omitempty"`  // empty: no I/O scheduler
-	Offered    []string          `json:"offered,omitempty"` // in the kernel's order
-	Rotational *bool             `json:"rotational,omitempty"`
-	Wanted     *string           `json:"wanted,omitempty"` // nil: udev recorded no policy
-	Holds      *bool             `json:"holds,omitempty"`  // nil: nothing wanted, or unknown
-	Attrs      map[string]string `json:"attrs,omitempty"`  // recorded IOSCHED_ATTR_*/IOSCHED_TUNE_*, by attribute
-	Drift      []string          `json:"drift,omitempty"`  // what apply would change
-	Note       string            `json:"note,omitempty"`
+	Disk       string   `json:"disk"`
+	Active     string   `json:"active,omitempty"`  // empty: no I/O scheduler
+	Offered    []string `json:"offered,omitempty"` // in the kernel's order
+	Rotational *bool    `json:"rotational,omitempty"`
+	Wanted     *string  `json:"wanted,omitempty"` // nil: udev recorded no policy
+	Holds      *bool    `json:"holds,omitempty"`  // nil: nothing wanted, or unknown
+	Note       string   `json:"note,omitempty"`
+
+	Attrs map[string]string `json:"attrs,omitempty"` // recorded IOSCHED_ATTR_*/IOSCHED_TUNE_*, by attribute
+	Drift []string          `json:"drift,omitempty"` // what apply would change
 	// noUdevDB: this build cannot read the udev database, so an absent
 	// Wanted means "unknown", not "no policy".
 	noUdevDB bool
