@@ -132,7 +132,7 @@ func (p passResult) print(e env, dryRun bool) {
 	}
 }
 
-func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun bool) passResult {
+func (e env) pass(q apply.Queue, wanted []string, settings []setting, dryRun bool) passResult {
 	d := apply.Disk{
 		Queue:  q,
 		DryRun: dryRun,
@@ -140,7 +140,7 @@ func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun boo
 			return e.modules().Loadable(name)
 		},
 	}
-	p := passResult{disk: q.Disk}
+	p := passResult{disk: q.Name()}
 	note := func(res fmt.Stringer, changed bool, err error) bool {
 		switch {
 		case errors.Is(err, apply.ErrGone):
@@ -165,7 +165,7 @@ func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun boo
 	for _, s := range settings {
 		if s.spec.Kind == queueattr.Tunable && (!schedOK || dryRun && schedChanged) {
 			if !schedOK {
-				p.errs = append(p.errs, fmt.Errorf("%s: %s not set: the scheduler was not applied", q.Disk, s.spec.Name))
+				p.errs = append(p.errs, fmt.Errorf("%s: %s not set: the scheduler was not applied", q.Name(), s.spec.Name))
 			} else {
 				// The new scheduler's tunables exist only after the switch.
 				p.lines = append(p.lines, fmt.Sprintf("%s -> %s after the switch", s.spec.Name, s.value))

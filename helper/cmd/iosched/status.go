@@ -113,7 +113,8 @@ func (e env) diskStatus(disk string) diskStatus {
 		st.Rotational = &rot
 	}
 	var line sched.Line
-	if s, err := q.Read("scheduler"); err == nil {
+	s, err := q.Read("scheduler")
+	if err == nil {
 		if line, err = sched.Parse(s); err == nil {
 			st.Active, st.Offered = line.Active, line.Offered
 		} else {
@@ -129,7 +130,7 @@ func (e env) diskStatus(disk string) diskStatus {
 		st.Wanted = &v
 	}
 	st.Attrs = recordedAttrs(props)
-	e.policyHolds(&st, q, props)
+	e.policyHolds(&st, q, s, props)
 	return st
 }
 
