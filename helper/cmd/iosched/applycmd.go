@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,6 +53,11 @@ func cmdApply(e env, args []string) error {
 			return err
 		}
 	}
+	// Two lines a disk: one write(2) for all, as status does, but never
+	// holding a disk's lines back past its errors on stderr.
+	out := bufio.NewWriter(e.stdout)
+	defer out.Flush()
+	e.stdout = out
 	failed := 0
 	for _, disk := range disks {
 		err := e.applyRecorded(disk, named, *dryRun)
@@ -60,6 +66,7 @@ func cmdApply(e env, args []string) error {
 		}
 		if err != nil {
 			failed++
+			out.Flush()
 			for _, err := range flatten(err) {
 				fmt.Fprintf(e.stderr, "iosched: %v\n", err)
 			}
