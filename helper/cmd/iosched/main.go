@@ -22,6 +22,11 @@
 // IOSCHED_TUNE_<tunable> from the environment. Installed as iosched-udev,
 // the program runs "udev".
 //
+// "apply" does what "udev" does, for every disk or the DEVICEs named,
+// with the policy read from the udev database instead of an event.
+// "status --check" exits 1 when a disk's recorded policy does not hold;
+// "status --format=prometheus" prints it for node_exporter.
+//
 // "audit" lists udev rules that write a queue attribute whose every write
 // freezes the queue (ATTR{} on change events), with the iosched rule that
 // replaces each; it exits 1 when it finds any. "probe" attaches a
