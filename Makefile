@@ -5,7 +5,7 @@ PREFIX ?= /usr
 DESTDIR ?=
 export CACHE
 
-.PHONY: all build status test gotest itest bench deps lint clean
+.PHONY: all build status test gotest fuzz itest bench deps lint clean
 all: build
 
 # deps installs missing Debian packages and downloads Go modules; every
@@ -13,10 +13,15 @@ all: build
 deps:
 	@scripts/install-deps
 
+# The version has one home: the top entry of debian/changelog (debian/rules
+# reads the same with dpkg's pkg-info.mk). Builds without it say "devel".
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+GO_LDFLAGS := -s -w -X main.version=$(VERSION)
+
 build: deps
 	@mkdir -p bin
-	$(GO) build -trimpath -ldflags='-s -w' -o bin/iosched ./helper/cmd/iosched
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o bin/iosched-static ./helper/cmd/iosched
+	$(GO) build -trimpath -ldflags='$(GO_LDFLAGS)' -o bin/iosched ./helper/cmd/iosched
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(GO_LDFLAGS)' -o bin/iosched-static ./helper/cmd/iosched
 
 status: build
 	bin/iosched status
@@ -29,11 +34,17 @@ lint: deps
 gotest: deps
 	$(GO) test ./helper/...
 
+# fuzz: every Go fuzz target (go test -list '^Fuzz'), FUZZTIME each
+# (default 15s); a failing input stays in its testdata/fuzz/ as a
+# regression case and the run fails naming it.
+fuzz: deps
+	GO=$(GO) scripts/fuzz
+
 # itest: root-only integration tests on loop devices the tests create.
 itest: build
 	$(GO) test -count=1 ./test/integration/...
 
-test: lint gotest itest vmtest udevtest udevfleet pkgtest
+test: lint gotest fuzz itest vmtest udevtest udevfix udevfleet pkgtest
 
 # bench: every benchmark, each rewriting its table in docs/: the kernel
 # series base vs patched in qemu (vmbench), the udev rules in qemu

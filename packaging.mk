@@ -2,10 +2,15 @@
 # which defines GO, PREFIX, DESTDIR, CACHE and the build target.
 #
 #   make install [DESTDIR=...] [PREFIX=/usr] [UDEV_HELPER=static|link]
+#                [DRACUTDIR=...] [INITRAMFSDIR=...]   (empty: left out)
 #   make uninstall [same variables]    removes exactly what install put
 #   make deb                           out/deb/iosched_VERSION_ARCH.deb
+#                                      (packaging/deb/build)
+#   make rpm                           out/rpm/RPMS/ARCH/iosched-*.rpm
+#                                      (packaging/rpm/build)
 #   make pkgtest                       test/pkg/run: lintian, DESTDIR round
-#                                      trip, package in the VM's rootfs
+#                                      trip, initramfs-tools and dracut
+#                                      images, the RPM, package in the VM
 #
 # UDEV_HELPER says what $(UDEVDIR)/iosched-udev is: "static", a copy of
 # bin/iosched-static (CGO_ENABLED=0: no libudev to load on every event), or
@@ -31,13 +36,20 @@ BASHCOMPDIR := $(or $(shell pkg-config --define-variable=prefix=$(PREFIX) --defi
 	--variable=completionsdir bash-completion 2>/dev/null),$(PREFIX)/share/bash-completion/completions)
 endif
 # initramfs-tools reads hooks from /usr/share/initramfs-tools/hooks only:
-# with another PREFIX the hook is installed but inert.
+# with another PREFIX the hook is installed but inert. Empty: no hook (the
+# RPM: no initramfs-tools there).
 INITRAMFSDIR ?= $(PREFIX)/share/initramfs-tools
+# dracut's module directory, where dracut is installed (dracut.pc, else the
+# directory itself); the module goes in only then, or when DRACUTDIR is
+# given. Empty: no module.
+ifeq ($(origin DRACUTDIR),undefined)
+DRACUTDIR := $(or $(shell pkg-config --variable=dracutmodulesdir dracut 2>/dev/null),$(wildcard /usr/lib/dracut/modules.d))
+endif
 GO_MD2MAN ?= go-md2man
 # Every rules file of rules.d/, by name: install and uninstall use one list.
 IOSCHED_RULES := $(notdir $(wildcard rules.d/*.rules))
 
-.PHONY: man install install-files uninstall deb pkgtest
+.PHONY: man install install-files uninstall deb rpm pkgtest
 
 man: bin/iosched.8
 bin/iosched.8: man/iosched.8.md
@@ -55,7 +67,7 @@ define install-recipe
 	@case "$(UDEV_HELPER)" in static|link) ;; \
 	*) echo "UDEV_HELPER=$(UDEV_HELPER): want static or link" >&2; exit 2 ;; esac
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UDEVDIR)/rules.d \
-		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(INITRAMFSDIR)/hooks
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 bin/iosched $(DESTDIR)$(SBINDIR)/iosched
 	rm -f $(DESTDIR)$(UDEVDIR)/iosched-udev
 	if [ "$(UDEV_HELPER)" = static ]; then \
@@ -66,9 +78,14 @@ define install-recipe
 	install -m 0644 $(addprefix rules.d/,$(IOSCHED_RULES)) $(DESTDIR)$(UDEVDIR)/rules.d/
 	install -m 0644 bin/iosched.8 $(DESTDIR)$(MANDIR)/man8/iosched.8
 	install -m 0644 completion/iosched.bash $(DESTDIR)$(BASHCOMPDIR)/iosched
-	sed -e 's|@UDEVDIR@|$(UDEVDIR)|g' -e 's|@RULES@|$(IOSCHED_RULES)|g' \
-		initramfs/hook >$(DESTDIR)$(INITRAMFSDIR)/hooks/iosched
-	chmod 0755 $(DESTDIR)$(INITRAMFSDIR)/hooks/iosched
+	$(if $(INITRAMFSDIR),install -d $(DESTDIR)$(INITRAMFSDIR)/hooks && \
+		sed -e 's|@UDEVDIR@|$(UDEVDIR)|g' -e 's|@RULES@|$(IOSCHED_RULES)|g' \
+		initramfs/hook >$(DESTDIR)$(INITRAMFSDIR)/hooks/iosched && \
+		chmod 0755 $(DESTDIR)$(INITRAMFSDIR)/hooks/iosched)
+	$(if $(DRACUTDIR),install -d $(DESTDIR)$(DRACUTDIR)/90iosched && \
+		sed -e 's|@RULES@|$(IOSCHED_RULES)|g' dracut/90iosched/module-setup.sh \
+		>$(DESTDIR)$(DRACUTDIR)/90iosched/module-setup.sh && \
+		chmod 0755 $(DESTDIR)$(DRACUTDIR)/90iosched/module-setup.sh)
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/udev ] && command -v udevadm >/dev/null; then \
 		echo "udevadm control --reload"; udevadm control --reload; fi
 endef
@@ -77,29 +94,20 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/iosched $(DESTDIR)$(UDEVDIR)/iosched-udev \
 		$(addprefix $(DESTDIR)$(UDEVDIR)/rules.d/,$(IOSCHED_RULES)) \
 		$(DESTDIR)$(MANDIR)/man8/iosched.8 $(DESTDIR)$(BASHCOMPDIR)/iosched \
-		$(DESTDIR)$(INITRAMFSDIR)/hooks/iosched
+		$(if $(INITRAMFSDIR),$(DESTDIR)$(INITRAMFSDIR)/hooks/iosched) \
+		$(if $(DRACUTDIR),$(DESTDIR)$(DRACUTDIR)/90iosched/module-setup.sh)
+	$(if $(DRACUTDIR),rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DRACUTDIR)/90iosched 2>/dev/null || :)
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/udev ] && command -v udevadm >/dev/null; then \
 		echo "udevadm control --reload"; udevadm control --reload; fi
 
-# deb: dpkg-buildpackage on a copy of the tree (the files git tracks or
-# would track, so bin/, out/ and editor debris stay out of the source
-# package) under out/deb/build, so nothing is written beside the checkout.
-# Leaves the .deb, .dsc, source tarball, .buildinfo and .changes in out/deb.
-# debian/README.source says where Go and the modules come from.
-DEB_OUT := out/deb
+# deb: the Debian package into out/deb (packaging/deb/build says how).
 deb: deps
-	@rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/build
-	@v=$$(dpkg-parsechangelog -S Version) && src=$(DEB_OUT)/build/iosched-$$v && \
-	mkdir -p $$src && \
-	{ git ls-files -z --cached --others --exclude-standard 2>/dev/null || \
-	  find . -path ./.git -prune -o -path ./bin -prune -o -path ./out -prune -o ! -type d -print0; } | \
-	  xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done' sh | \
-	  tar --null -T - -cf - | tar -xf - -C $$src && \
-	echo "deb: dpkg-buildpackage in $$src (log: $(DEB_OUT)/build.log)" && \
-	if ! (cd $$src && GO=$(GO) UDEV_HELPER=$(UDEV_HELPER) dpkg-buildpackage --no-sign -j$$(nproc)) >$(DEB_OUT)/build.log 2>&1; then \
-		tail -n 40 $(DEB_OUT)/build.log >&2; echo "deb: dpkg-buildpackage failed" >&2; exit 1; fi && \
-	mv $(DEB_OUT)/build/iosched_* $(DEB_OUT)/ && \
-	rm -rf $(DEB_OUT)/build && ls $(DEB_OUT)/*.deb
+	GO=$(GO) UDEV_HELPER=$(UDEV_HELPER) packaging/deb/build
+
+# rpm: the RPM from packaging/rpm/iosched.spec into out/rpm, with this
+# machine's Go and module cache and no network (packaging/rpm/build).
+rpm: deps
+	GO=$(GO) packaging/rpm/build
 
 pkgtest: deps
 	GO=$(GO) test/pkg/run

@@ -4,7 +4,8 @@
 #
 # Completes the command, its options, disk names from /sys/block, the
 # schedulers the chosen disk offers (after a comma too, for a list), queue
-# attribute names as ATTR=, and rules files or directories for audit.
+# attribute names as ATTR=, rules files or directories for audit, and
+# command names for help.
 
 _iosched_disks() {
 	local d
@@ -16,10 +17,10 @@ _iosched_disks() {
 # _iosched_schedulers DEVICE: the names in queue/scheduler, brackets
 # dropped, plus the alias and the modules the kernel loads on demand.
 _iosched_schedulers() {
-	local dev=${1##*/} line
+	local dev=${1##*/} line names
 	line=$(cat "/sys/block/$dev/queue/scheduler" 2>/dev/null)
-	line=${line//[\[\]]/}
-	printf '%s\n' $line none mq-deadline deadline bfq kyber | sort -u
+	read -ra names <<<"${line//[\[\]]/}"
+	printf '%s\n' "${names[@]}" none mq-deadline deadline bfq kyber | sort -u
 }
 
 _iosched() {
@@ -27,18 +28,28 @@ _iosched() {
 	local i n=0 dev=""
 	COMPREPLY=()
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		mapfile -t COMPREPLY < <(compgen -W "set udev status apply audit probe --help" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "set udev status apply audit probe help version --help --version" -- "$cur")
+		return
+	fi
+	# Every command takes --help; flags may follow the positional arguments.
+	if [[ $cur == -* && $cmd != set && $cmd != status && $cmd != apply && $cmd != probe && $cmd != audit ]]; then
+		mapfile -t COMPREPLY < <(compgen -W "--help" -- "$cur")
 		return
 	fi
 	case $cmd in
 	set)
 		if [[ $cur == -* ]]; then
-			mapfile -t COMPREPLY < <(compgen -W "--dry-run" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "--dry-run --help --" -- "$cur")
 			return
 		fi
-		# n: positional arguments before the one being completed.
+		# n: positional arguments before the one being completed (after
+		# "--" every word is one).
+		local dashdash=0
 		for ((i = 2; i < COMP_CWORD; i++)); do
-			[[ ${COMP_WORDS[i]} == -* ]] && continue
+			if [ $dashdash -eq 0 ]; then
+				[ "${COMP_WORDS[i]}" = -- ] && dashdash=1 && continue
+				[[ ${COMP_WORDS[i]} == -* ]] && continue
+			fi
 			[ $n -eq 0 ] && dev=${COMP_WORDS[i]}
 			n=$((n + 1))
 		done
@@ -65,22 +76,29 @@ _iosched() {
 		fi
 		;;
 	status)
-		mapfile -t COMPREPLY < <(compgen -W "--check --json --format=table --format=json --format=prometheus" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "--check --json --format=table --format=json --format=prometheus --help" -- "$cur")
 		;;
 	apply)
 		if [[ $cur == -* ]]; then
-			mapfile -t COMPREPLY < <(compgen -W "--dry-run" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "--dry-run --help" -- "$cur")
 		else
 			mapfile -t COMPREPLY < <(compgen -W "$(_iosched_disks)" -- "$cur")
 		fi
 		;;
+	help)
+		[ "$COMP_CWORD" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W "set udev status apply audit probe help version" -- "$cur")
+		;;
 	audit)
+		if [[ $cur == -* ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "--fix --dry-run --undo --help --" -- "$cur")
+			return
+		fi
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		;;
 	probe)
 		[ "${COMP_WORDS[COMP_CWORD - 1]}" = --runs ] && return
-		mapfile -t COMPREPLY < <(compgen -W "--runs" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "--runs --help" -- "$cur")
 		;;
 	esac
 }

@@ -45,6 +45,15 @@ type Disk struct {
 	// another writer holds the tag set's update_nr_hwq_lock).
 	BusyFor time.Duration
 	Sleep   func(time.Duration) // nil means time.Sleep
+
+	// futile records, per ATTR=VALUE, a write this Disk made that did
+	// not hold, so that it is not made again (NewDisk makes it).
+	futile map[string]string
+}
+
+// NewDisk returns a Disk for q that remembers futile writes.
+func NewDisk(q Queue) Disk {
+	return Disk{Queue: q, futile: map[string]string{}}
 }
 
 // DefaultBusyFor is long enough for a few dozen concurrent switches of

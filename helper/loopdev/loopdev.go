@@ -1,5 +1,6 @@
-// Package loopdev creates a throwaway loop device for `iosched probe`,
-// so that measuring the kernel never touches a disk in use.
+// Package loopdev creates throwaway loop devices for `iosched probe` and
+// the helper benchmark, so that measuring the kernel never touches a disk
+// in use.
 package loopdev
 
 import (
@@ -80,6 +81,9 @@ func openNode(path string) (*os.File, error) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Node returns the device node, e.g. "/dev/loop7".
+func (d *Device) Node() string { return "/dev/" + d.Name }
 
 // Close detaches the device (through autoclear).
 func (d *Device) Close() error {

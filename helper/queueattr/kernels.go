@@ -2,6 +2,7 @@ package queueattr
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -50,27 +51,68 @@ func (r FreezeRange) String() string {
 	if r.Until == (Kernel{}) {
 		return r.From.String() + " and later"
 	}
-	return r.From.String() + " to before " + r.Until.String()
+	if r.Until.Minor == 0 {
+		return r.From.String() + " to before " + r.Until.String()
+	}
+	last := Kernel{r.Until.Major, r.Until.Minor - 1}
+	if last == r.From {
+		return r.From.String() + " only"
+	}
+	return r.From.String() + " to " + last.String()
 }
 
-// oldest is the oldest kernel whose stores were read and measured.
+// oldest is the oldest kernel whose stores were read and measured
+// (6.12.117, Debian 13's and RHEL 10's series).
 var oldest = Kernel{6, 12}
+
+// Where an unchanged write stopped freezing, upstream:
+//   - commit af2814149883 "block: freeze the queue in queue_attr_store"
+//     (6.11) froze the queue around every store that is not a queue
+//     limit, so 6.12 freezes for read_ahead_kb, nomerges, nr_requests,
+//     rq_affinity and io_timeout too. elv_attr_store() (iosched/NAME)
+//     never froze.
+//   - commit b07a889e8335 "block: move q->sysfs_lock and queue-freeze
+//     under show/store method" (6.15) moved the freeze into the stores
+//     that kept it, those five among them.
+//   - "block: Remove queue freezing from several sysfs store callbacks"
+//     (Bart Van Assche, 2025-10, Cc stable; Fixes: af2814149883) dropped
+//     it from io_timeout, nomerges, read_ahead_kb and rq_affinity, and an
+//     unchanged nr_requests returns before its freeze
+//     (blk-sysfs.c:queue_requests_store). Measured on 6.18.44, median of
+//     20 unchanged write(2)s on a loop device: read_ahead_kb, nomerges,
+//     nr_requests, rq_affinity 0.001 ms; rotational 20 ms, wbt_lat_usec
+//     16 ms. 6.15 to 6.17 are taken as freezing: the conservative answer.
+//   - queue limits (queue_limits_commit_update_frozen), wbt_lat_usec
+//     (blk-wbt.c:wbt_set_lat freezes before it compares) and the
+//     scheduler (elevator.c:elevator_change freezes before
+//     elevator_match) freeze on every kernel up to 7.3.
+var (
+	everyKernel   = []FreezeRange{{From: oldest}}
+	untilStoreFix = []FreezeRange{{From: oldest, Until: Kernel{6, 18}}}
+)
+
+// freezeUntilFix are the non-limit attributes whose unchanged writes
+// froze until the fix above.
+var freezeUntilFix = map[string]bool{
+	"read_ahead_kb": true, "nomerges": true, "rq_affinity": true, "io_timeout": true, "nr_requests": true,
+}
 
 // FreezeRanges lists the kernels on which an unchanged write of the
 // setting name ("scheduler", "rotational", "iosched/fifo_batch", ...)
-// freezes the queue; nil when it freezes on none of them. Scheduler
-// tunables go through elv_attr_store(), which never freezes. On 6.12
-// queue_attr_store() froze around every store that is not a limit.
+// freezes the queue; nil when it freezes on none of them (the scheduler
+// tunables, and names iosched does not know).
 func FreezeRanges(name string) []FreezeRange {
 	if name == Scheduler {
-		return []FreezeRange{{From: oldest}}
+		return slices.Clone(everyKernel)
 	}
 	s, ok := specs[name]
 	switch {
 	case !ok:
 		return nil
 	case s.Freezes:
-		return []FreezeRange{{From: oldest}}
+		return slices.Clone(everyKernel)
+	case freezeUntilFix[name]:
+		return slices.Clone(untilStoreFix)
 	}
-	return []FreezeRange{{From: oldest, Until: Kernel{6, 13}}}
+	return nil
 }

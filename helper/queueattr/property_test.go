@@ -1,6 +1,10 @@
 package queueattr
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
 
 func TestPropertyRoundTrip(t *testing.T) {
 	for _, tc := range []struct{ name, prop string }{
@@ -22,27 +26,38 @@ func TestPropertyRoundTrip(t *testing.T) {
 	}
 }
 
+// TestFreezeRanges: on which kernels an unchanged write of each setting
+// freezes, for every setting iosched knows (see kernels.go for the
+// commits that moved the line).
 func TestFreezeRanges(t *testing.T) {
-	k612, k73 := Kernel{6, 12}, Kernel{7, 3}
-	for _, tc := range []struct {
-		name        string
-		on612, on73 bool
-	}{
-		{"scheduler", true, true},
-		{"rotational", true, true},
-		{"read_ahead_kb", true, false},
-		{"iosched/fifo_batch", false, false},
-	} {
-		var got612, got73 bool
-		for _, r := range FreezeRanges(tc.name) {
-			got612 = got612 || r.Contains(k612)
-			got73 = got73 || r.Contains(k73)
-		}
-		if got612 != tc.on612 || got73 != tc.on73 {
-			t.Errorf("FreezeRanges(%q) on 6.12, 7.3 = %v, %v, want %v, %v", tc.name, got612, got73, tc.on612, tc.on73)
+	kernels := []Kernel{{6, 12}, {6, 14}, {6, 15}, {6, 17}, {6, 18}, {7, 3}}
+	limit := []bool{true, true, true, true, true, true}
+	ownStore := []bool{true, true, true, true, false, false}
+	never := []bool{false, false, false, false, false, false}
+	want := map[string][]bool{Scheduler: limit, "iosched/fifo_batch": never, "iosched/slice_idle": never}
+	for _, n := range Names() {
+		want[n] = limit
+	}
+	for _, n := range []string{"read_ahead_kb", "nomerges", "rq_affinity", "io_timeout", "nr_requests"} {
+		want[n] = ownStore
+	}
+	got := map[string][]bool{}
+	for name := range want {
+		for _, k := range kernels {
+			in := false
+			for _, r := range FreezeRanges(name) {
+				in = in || r.Contains(k)
+			}
+			got[name] = append(got[name], in)
 		}
 	}
-	if k, err := ParseKernel("6.12.117-amd64"); err != nil || k != k612 {
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("FreezeRanges on %v (-want +got):\n%s", kernels, diff)
+	}
+	if r := FreezeRanges("no_such_attr"); r != nil {
+		t.Errorf("FreezeRanges(no_such_attr) = %v, want nil", r)
+	}
+	if k, err := ParseKernel("6.12.117-amd64"); err != nil || k != (Kernel{6, 12}) {
 		t.Errorf("ParseKernel(6.12.117-amd64) = %v, %v", k, err)
 	}
 }

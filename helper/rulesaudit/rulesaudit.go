@@ -1,14 +1,13 @@
 // Package rulesaudit finds udev rules that write a queue attribute whose
 // every write freezes the queue, on change events: udev synthesises a
 // change event each time a process closes a disk it had open for writing,
-// so such a rule freezes the queue again and again for nothing.
+// so such a rule freezes the queue again and again for nothing. Fix turns
+// those writes into the properties the iosched rules act on.
 package rulesaudit
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,113 +22,180 @@ import (
 // (systemd's udev(7), RULES FILES).
 var Dirs = []string{"/etc/udev/rules.d", "/run/udev/rules.d", "/usr/local/lib/udev/rules.d", "/usr/lib/udev/rules.d", "/lib/udev/rules.d"}
 
+// The shipped iosched rules a local override must sort between.
+const (
+	PolicyRules = "60-iosched.rules"
+	RunRules    = "99-iosched-run.rules"
+)
+
 // Finding is one write of a freezing attribute on change events.
 type Finding struct {
 	File    string
 	Line    int
 	Attr    string // queue attribute, e.g. "scheduler"
 	Value   string
-	ViaRUN  bool   // written by a RUN program rather than ATTR{}
-	Replace string // the iosched rule that replaces it
+	ViaRUN  bool                    // written by a RUN program rather than ATTR{}
+	Freezes []queueattr.FreezeRange // the kernels on which the write freezes
+	Guard   string                  // a guard on the attribute that never stops the write
+	Replace string                  // the iosched rule that replaces the whole rule
 }
 
-func (f Finding) String() string {
-	how := "ATTR{queue/" + f.Attr + "} is written"
+func (f Finding) String() string { return f.Text(true) }
+
+// Text is the finding, with the replacement rule when withReplace: a
+// rule with several writes needs it once.
+func (f Finding) Text(withReplace bool) string {
+	how := fmt.Sprintf("ATTR{queue/%s}=%q", f.Attr, f.Value)
 	if f.ViaRUN {
 		how = "a RUN program writes queue/" + f.Attr
 	}
-	return fmt.Sprintf("%s:%d: %s on change events: every event freezes the queue\n    replace with: %s",
-		f.File, f.Line, how, f.Replace)
+	s := fmt.Sprintf("%s:%d: %s on change events: %s", f.File, f.Line, how, FreezeText(f.Freezes))
+	if f.Guard != "" {
+		s += fmt.Sprintf("\n    the guard %s never stops it: queue/scheduler reads the whole list (\"mq-deadline [%s] none\"), never the bare name; the glob that works is ATTR{queue/scheduler}!=\"*[[]%s[]]*\"",
+			f.Guard, f.Value, f.Value)
+	}
+	if !withReplace {
+		return s
+	}
+	return s + fmt.Sprintf("\n    replace with, in /etc/udev/rules.d/61-iosched-local.rules (any name sorting after %s and before %s; `iosched audit --fix` writes it):\n        %s",
+		PolicyRules, RunRules, f.Replace)
 }
 
-// RulesFiles lists the *.rules files of dirs as udev reads them: sorted by
-// file name across all directories, a name in an earlier directory masking
-// the same name in later ones. Missing directories are skipped.
-func RulesFiles(dirs []string) ([]string, error) {
-	byName := map[string]string{}
+// FreezeText says on which kernels a write freezes the queue, e.g.
+// "freezes the queue on every write on 6.12 to 6.17".
+func FreezeText(rs []queueattr.FreezeRange) string {
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, r.String())
+	}
+	return "freezes the queue on every write on " + strings.Join(parts, ", ")
+}
+
+// Listing is what List found: the rules files udevd reads, in its order,
+// and the entries it skips.
+type Listing struct {
+	Files   []string
+	Skipped []error // a *.rules entry udevd does not read either, and why
+}
+
+// List lists the *.rules files of dirs as udevd reads them
+// (conf_files_list with CONF_FILES_REGULAR|CONF_FILES_FILTER_MASKED):
+// sorted by file name across all directories, a name in an earlier
+// directory masking the same name in later ones, hidden names ignored.
+// A link to /dev/null or an empty file masks and is not listed; an entry
+// that is not a regular file (a directory, a dangling link) or a
+// directory that cannot be read is skipped and reported, and masks
+// nothing. Missing directories are skipped.
+func List(dirs []string) Listing {
+	var l Listing
+	byName := map[string]string{} // "" when masked
 	for _, d := range dirs {
 		ents, err := os.ReadDir(d)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("list rules in %s: %w", d, err)
+			l.Skipped = append(l.Skipped, fmt.Errorf("list rules in %s: %w", d, err))
+			continue
 		}
 		for _, e := range ents {
-			if !strings.HasSuffix(e.Name(), ".rules") {
+			name := e.Name()
+			if !strings.HasSuffix(name, ".rules") || strings.HasPrefix(name, ".") {
 				continue
 			}
-			if _, masked := byName[e.Name()]; !masked {
-				byName[e.Name()] = filepath.Join(d, e.Name())
+			if _, seen := byName[name]; seen {
+				continue
+			}
+			p := filepath.Join(d, name)
+			fi, err := os.Stat(p)
+			switch {
+			case err != nil:
+				l.Skipped = append(l.Skipped, fmt.Errorf("%s: %w (udevd skips it)", p, err))
+			case masks(fi):
+				byName[name] = ""
+			case !fi.Mode().IsRegular():
+				l.Skipped = append(l.Skipped, fmt.Errorf("%s: not a regular file (udevd skips it)", p))
+			default:
+				byName[name] = p
 			}
 		}
 	}
 	names := make([]string, 0, len(byName))
-	for n := range byName {
-		names = append(names, n)
+	for n, p := range byName {
+		if p != "" {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
-	files := make([]string, 0, len(names))
 	for _, n := range names {
-		files = append(files, byName[n])
+		l.Files = append(l.Files, byName[n])
 	}
-	return files, nil
+	return l
+}
+
+// masks reports whether an entry, followed through links, masks: an
+// empty regular file or a device node such as /dev/null (systemd's
+// null_or_empty).
+func masks(fi fs.FileInfo) bool {
+	if fi.Mode().IsRegular() {
+		return fi.Size() == 0
+	}
+	return fi.Mode()&fs.ModeDevice != 0
 }
 
 // File audits one rules file.
 func File(path string) ([]Finding, error) {
+	rules, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return audit(path, rules), nil
+}
+
+func readFile(path string) ([]rule, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("audit %s: %w", path, err)
 	}
 	defer f.Close()
-	found, err := Audit(path, f)
+	rules, err := readRules(f)
 	if err != nil {
 		return nil, fmt.Errorf("audit %s: %w", path, err)
 	}
-	return found, nil
+	return rules, nil
 }
 
-// freezing is the set of queue attributes a write of which freezes.
-var freezing = func() map[string]bool {
-	m := map[string]bool{"scheduler": true}
-	for _, n := range queueattr.FreezingNames() {
-		m[n] = true
-	}
-	return m
-}()
-
-// Audit reads rules from r; name is used in findings.
-func Audit(name string, r io.Reader) ([]Finding, error) {
+// audit walks the rules as a change event on a block disk would: a GOTO
+// whose conditions surely hold jumps to its LABEL (the labelled rule
+// runs), a GOTO to a label that does not follow in the file is ignored,
+// as udevd ignores it.
+func audit(name string, rules []rule) []Finding {
 	var found []Finding
-	skipTo := "" // a GOTO taken by change events: skip to this LABEL
-	err := eachRule(r, func(line int, keys []key) {
-		if skipTo != "" {
-			for _, k := range keys {
-				if k.name == "LABEL" && k.value == skipTo {
-					skipTo = ""
-				}
+	for i := 0; i < len(rules); i++ {
+		r := rules[i]
+		if !onChange(r.keys) {
+			continue
+		}
+		found = append(found, writes(name, r)...)
+		if label := r.gotoLabel(); label != "" && jumpsOnChange(r.keys) {
+			if j := labelAfter(rules, i, label); j > 0 {
+				i = j - 1
 			}
-			return
 		}
-		if !onChange(keys) {
-			return
-		}
-		if label, ok := jumpsOnChange(keys); ok {
-			skipTo = label
-			return
-		}
-		found = append(found, writes(name, line, keys)...)
-	})
-	return found, err
+	}
+	return found
 }
 
-// key is one KEY{attr}OP"value" of a rule.
-type key struct {
-	name, attr, op, value string
+// labelAfter returns the index of the first rule after i with LABEL
+// label, or -1: udevd resolves a GOTO forward within its file only.
+func labelAfter(rules []rule, i int, label string) int {
+	for j := i + 1; j < len(rules); j++ {
+		if rules[j].label() == label {
+			return j
+		}
+	}
+	return -1
 }
-
-func (k key) match() bool { return k.op == "==" || k.op == "!=" }
 
 // onChange reports whether the rule's ACTION conditions let a change
 // event through; a rule without any does.
@@ -138,174 +204,202 @@ func onChange(keys []key) bool {
 		if k.name != "ACTION" || !k.match() {
 			continue
 		}
-		if globMatch(k.value, "change") != (k.op == "==") {
+		if globMatch(k.value, "change", k.fold) != (k.op == "==") {
 			return false
 		}
 	}
 	return true
 }
 
-// jumpsOnChange reports a GOTO that change events on block disks surely
-// take: the rule's only conditions are on ACTION (already known to pass)
-// and on SUBSYSTEM, which is "block" here. Any other condition might not
-// hold, so the jump is not assumed and the rules after it are audited.
-func jumpsOnChange(keys []key) (string, bool) {
-	label := ""
+// jumpsOnChange reports whether change events on block disks surely take
+// the rule's GOTO: its only conditions are on ACTION (already known to
+// pass) and on SUBSYSTEM, which is "block" here. Any other condition
+// might not hold, so the jump is not assumed and the rules after it are
+// audited.
+func jumpsOnChange(keys []key) bool {
 	for _, k := range keys {
 		switch {
-		case k.name == "GOTO":
-			label = k.value
 		case k.name == "ACTION":
 		case k.name == "SUBSYSTEM" && k.match():
-			if globMatch(k.value, "block") != (k.op == "==") {
-				return "", false
+			if globMatch(k.value, "block", k.fold) != (k.op == "==") {
+				return false
 			}
 		case k.match():
-			return "", false
+			return false
 		}
 	}
-	return label, label != ""
+	return true
+}
+
+// queueWrite returns the attribute an ATTR{queue/...}= key writes.
+func queueWrite(k key) (string, bool) {
+	attr, ok := strings.CutPrefix(k.attr, "queue/")
+	if k.name != "ATTR" || !ok || !k.assign() || attr == "" {
+		return "", false
+	}
+	return attr, true
+}
+
+// known reports whether iosched can set attr through a property.
+func known(attr string) bool {
+	if attr == queueattr.Scheduler {
+		return true
+	}
+	_, err := queueattr.Lookup(attr)
+	return err == nil
 }
 
 // writes returns the freezing writes of one rule that no condition on the
 // same attribute guards.
-func writes(file string, line int, keys []key) []Finding {
-	guarded := map[string]bool{}
-	for _, k := range keys {
-		if k.name == "ATTR" && k.match() {
-			guarded[strings.TrimPrefix(k.attr, "queue/")] = true
-		}
-	}
-	isWrite := func(k key) bool {
-		attr, isQueue := strings.CutPrefix(k.attr, "queue/")
-		return k.name == "ATTR" && isQueue && (k.op == "=" || k.op == ":=") && freezing[attr] && !guarded[attr]
-	}
+func writes(file string, r rule) []Finding {
 	var out []Finding
-	for _, k := range keys {
-		attr := strings.TrimPrefix(k.attr, "queue/")
-		switch {
-		case isWrite(k):
-			out = append(out, Finding{File: file, Line: line, Attr: attr, Value: k.value, Replace: replacement(keys, isWrite)})
-		case k.name == "RUN" && !k.match():
-			for a := range freezing {
-				if strings.Contains(k.value, "queue/"+a) && (strings.Contains(k.value, ">") || strings.Contains(k.value, "tee")) {
-					out = append(out, Finding{File: file, Line: line, Attr: a, ViaRUN: true,
-						Replace: "set ENV{" + queueattr.Property(a) + "}=\"...\" in a rule and let the iosched rules write it"})
-				}
+	for _, k := range r.keys {
+		if attr, ok := queueWrite(k); ok {
+			ranges := queueattr.FreezeRanges(attr)
+			if ranges == nil {
+				continue
+			}
+			g := guard(r.keys, attr, k.value)
+			if g.stops {
+				continue
+			}
+			out = append(out, Finding{File: file, Line: r.line, Attr: attr, Value: k.value,
+				Freezes: ranges, Guard: g.never, Replace: Replacement(r.keys)})
+			continue
+		}
+		if k.name == "RUN" && !k.match() {
+			for _, a := range runWrites(k.value) {
+				out = append(out, Finding{File: file, Line: r.line, Attr: a, ViaRUN: true,
+					Freezes: queueattr.FreezeRanges(a),
+					Replace: "set ENV{" + queueattr.Property(a) + "}=\"...\" in a rule and let the iosched rules write it"})
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Attr < out[j].Attr })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Attr < out[j].Attr })
 	return out
 }
 
-// replacement rewrites the rule: each freezing ATTR{} write becomes the
-// property the iosched rules act on, keeping every other key.
-func replacement(keys []key, isWrite func(key) bool) string {
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		if isWrite(k) {
-			parts = append(parts, fmt.Sprintf("ENV{%s}=%q", queueattr.Property(strings.TrimPrefix(k.attr, "queue/")), k.value))
-			continue
-		}
-		name := k.name
-		if k.attr != "" {
-			name += "{" + k.attr + "}"
-		}
-		parts = append(parts, fmt.Sprintf("%s%s%q", name, k.op, k.value))
+// runWrites lists the freezing queue attributes a RUN command seems to
+// write: it names queue/ATTR and redirects or tees.
+func runWrites(cmd string) []string {
+	if !strings.Contains(cmd, ">") && !strings.Contains(cmd, "tee") {
+		return nil
 	}
-	return strings.Join(parts, ", ")
+	var out []string
+	for _, a := range append([]string{queueattr.Scheduler}, queueattr.Names()...) {
+		if queueattr.FreezeRanges(a) != nil && namesAttr(cmd, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
-// globMatch matches a udev pattern: '|' separates alternatives, each a
-// shell glob (fnmatch).
-func globMatch(pattern, s string) bool {
-	for _, alt := range strings.Split(pattern, "|") {
-		if ok, err := filepath.Match(alt, s); err == nil && ok {
+// namesAttr reports whether s names queue/attr as a whole word.
+func namesAttr(s, attr string) bool {
+	w := "queue/" + attr
+	for i := strings.Index(s, w); i >= 0; {
+		end := i + len(w)
+		if end == len(s) || !isWordByte(s[end]) {
 			return true
 		}
+		j := strings.Index(s[end:], w)
+		if j < 0 {
+			break
+		}
+		i = end + j
 	}
 	return false
 }
 
-// eachRule calls fn for each rule of r with the line it starts on.
-// Lines ending in a backslash continue on the next line; '#' starts a
-// comment line.
-func eachRule(r io.Reader, fn func(line int, keys []key)) error {
-	s := bufio.NewScanner(r)
-	s.Buffer(make([]byte, 64*1024), 1024*1024)
-	var buf strings.Builder
-	n, start := 0, 0
-	for s.Scan() {
-		n++
-		text := s.Text()
-		if buf.Len() == 0 {
-			start = n
-			if t := strings.TrimSpace(text); t == "" || strings.HasPrefix(t, "#") {
-				continue
-			}
-		}
-		if strings.HasSuffix(text, "\\") {
-			buf.WriteString(strings.TrimSuffix(text, "\\"))
-			continue
-		}
-		buf.WriteString(text)
-		if keys, err := parseRule(buf.String()); err == nil {
-			fn(start, keys)
-		}
-		buf.Reset()
-	}
-	return s.Err()
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// parseRule splits `KEY{attr}=="v", KEY="v"` into keys. udev skips a rule
-// it cannot parse, and so does this.
-func parseRule(s string) ([]key, error) {
-	var keys []key
-	for {
-		s = strings.TrimLeft(s, " \t,")
-		if s == "" {
-			return keys, nil
+// guardResult is what the conditions on an attribute do to its write.
+type guardResult struct {
+	stops bool   // a condition skips the write when the value is already there
+	never string // a != guard that compares the scheduler line with a bare name
+	other bool   // a condition on the current value that is neither
+}
+
+// guard reads the rule's conditions on ATTR{queue/attr} against a write
+// of value. A "!=" pattern matching the value read back once it holds
+// skips the unchanged write, as does an "==" pattern that does not match
+// it. The scheduler reads back as the whole bracketed line.
+func guard(keys []key, attr, value string) guardResult {
+	var g guardResult
+	for _, k := range keys {
+		if k.name != "ATTR" || k.attr != "queue/"+attr || !k.match() {
+			continue
 		}
-		var k key
-		i := strings.IndexAny(s, "{=!+-:")
-		if i <= 0 {
-			return nil, fmt.Errorf("no operator in %q", s)
+		if strings.ContainsAny(value, "$%") {
+			g.stops = true // substituted at event time: cannot tell
+			continue
 		}
-		k.name, s = strings.TrimSpace(s[:i]), s[i:]
-		if strings.HasPrefix(s, "{") {
-			j := strings.IndexByte(s, '}')
-			if j < 0 {
-				return nil, fmt.Errorf("unclosed { in %q", s)
-			}
-			k.attr, s = s[1:j], s[j+1:]
+		holds := false
+		for _, v := range readsBack(attr, value) {
+			holds = holds || globMatch(k.value, v, k.fold)
 		}
-		s = strings.TrimLeft(s, " \t")
-		for _, op := range []string{"==", "!=", "+=", "-=", ":=", "="} {
-			if strings.HasPrefix(s, op) {
-				k.op, s = op, s[len(op):]
-				break
-			}
+		switch {
+		case k.op == "!=" && holds, k.op == "==" && !holds:
+			g.stops = true
+		case k.op == "!=" && attr == queueattr.Scheduler && globMatch(k.value, value, k.fold):
+			g.never = k.original
+		default:
+			g.other = true
 		}
-		if k.op == "" {
-			return nil, fmt.Errorf("no operator after %s", k.name)
-		}
-		s = strings.TrimLeft(s, " \t")
-		if !strings.HasPrefix(s, "\"") {
-			return nil, fmt.Errorf("value of %s not quoted", k.name)
-		}
-		var v strings.Builder
-		j := 1
-		for ; j < len(s) && s[j] != '"'; j++ {
-			if s[j] == '\\' && j+1 < len(s) && s[j+1] == '"' {
-				j++
-			}
-			v.WriteByte(s[j])
-		}
-		if j >= len(s) {
-			return nil, fmt.Errorf("unterminated value of %s", k.name)
-		}
-		k.value, s = v.String(), s[j+1:]
-		keys = append(keys, k)
 	}
+	return g
+}
+
+// readsBack returns what the attribute can read once value is written.
+func readsBack(attr, value string) []string {
+	if attr != queueattr.Scheduler {
+		return []string{value}
+	}
+	b := "[" + value + "]"
+	return []string{b, b + " none", "none " + b, "mq-deadline " + b + " none", "none " + b + " kyber"}
+}
+
+// Replacement rewrites the rule for the iosched rules: each ATTR{queue/}
+// write of an attribute iosched knows becomes the property the iosched
+// rules act on (IOSCHED_SCHEDULER, IOSCHED_ATTR_*, IOSCHED_TUNE_*), the
+// guards on those attributes go (iosched compares first), every other key
+// stays as written.
+func Replacement(keys []key) string { return replacement(keys, true) }
+
+// replacement is Replacement, without the rule's other assignments
+// unless actions: the migrated file leaves them to the override.
+func replacement(keys []key, actions bool) string {
+	converted := map[string]string{}
+	for _, k := range keys {
+		if attr, ok := queueWrite(k); ok && known(attr) {
+			converted[attr] = k.value
+		}
+	}
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if attr, ok := queueWrite(k); ok && known(attr) {
+			parts = append(parts, "ENV{"+queueattr.Property(attr)+"}="+assignValue(k))
+			continue
+		}
+		if attr, ok := strings.CutPrefix(k.attr, "queue/"); ok && k.name == "ATTR" && k.match() {
+			if v, conv := converted[attr]; conv {
+				if g := guard([]key{k}, attr, v); g.stops || g.never != "" {
+					continue
+				}
+			}
+		}
+		if actions || k.match() || k.name == "GOTO" || k.name == "LABEL" {
+			parts = append(parts, k.original)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// assignValue is the key's value as written, without the i prefix, which
+// only a match takes.
+func assignValue(k key) string {
+	q := strings.IndexByte(k.raw, '"')
+	return strings.ReplaceAll(k.raw[:q], "i", "") + k.raw[q:]
 }

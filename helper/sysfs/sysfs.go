@@ -118,6 +118,19 @@ func (q Queue) Read(attr string) (string, error) {
 	return strings.TrimSpace(s), nil
 }
 
+// ReadDisk returns an attribute of the disk itself (attr relative to
+// /sys/block/DISK, e.g. "ro" or "mq/0/nr_tags"), white space removed.
+func (q Queue) ReadDisk(attr string) (string, error) {
+	if err := checkAttr(attr); err != nil {
+		return "", fmt.Errorf("%s: %w", q.Disk, err)
+	}
+	s, err := ReadFile(q.FS.Path("block", q.Disk, attr))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(s), nil
+}
+
 // Write writes a queue attribute. attr must stay inside queue/.
 func (q Queue) Write(attr, value string) error {
 	if err := checkAttr(attr); err != nil {

@@ -3,16 +3,16 @@ package integration
 import (
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/iosched/iosched/helper/disklock"
 )
 
 // TestConcurrentSets starts 16 `iosched set` runs with different wishes on
@@ -27,8 +27,8 @@ import (
 // create duplicate filename .../queue/iosched", a general protection fault
 // in blk_mq_free_rqs() and a queue hung for good. 7.3 takes the lock
 // exclusively (trylock, EBUSY). So the helper serialises its runs per disk
-// with a flock on the queue directory, and this test first checks that it
-// does before it starts 16 writers at once.
+// with a lock file in /run/iosched (helper/disklock), and this test first
+// checks that it does before it starts 16 writers at once.
 func TestConcurrentSets(t *testing.T) {
 	b := setup(t)
 	d := newLoop(t, "")
@@ -120,28 +120,25 @@ func TestConcurrentSets(t *testing.T) {
 	}
 }
 
-// checkSerialised holds the per-disk lock (flock on queue/) and starts a
-// change: the helper must wait for the lock, writing nothing meanwhile,
-// and complete once it is released. Without it, the test stops here
-// rather than risk a kernel oops.
+// checkSerialised holds the per-disk lock (helper/disklock in
+// /run/iosched) and starts a change: the helper must wait for the lock,
+// writing nothing meanwhile, and complete once it is released. Without
+// it, the test stops here rather than risk a kernel oops.
 func checkSerialised(t *testing.T, b bins, d *loopDev) {
 	t.Helper()
 	force(t, d, "none")
-	fd, err := syscall.Open(filepath.Dir(d.Sched), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	release, err := disklock.Default.Lock(d.Name, 0)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("take the lock of %s: %v", d.Name, err)
 	}
 	locked := true
 	unlock := func() {
 		if locked {
-			syscall.Close(fd)
+			release()
 			locked = false
 		}
 	}
 	defer unlock()
-	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		t.Fatalf("flock %s: %v", filepath.Dir(d.Sched), err)
-	}
 	type result struct {
 		o   outcome
 		err error
@@ -154,8 +151,8 @@ func checkSerialised(t *testing.T, b bins, d *loopDev) {
 	}()
 	select {
 	case r := <-done:
-		t.Fatalf("iosched set did not wait for the lock on %s (exit %d, %q, %q): "+
-			"not starting 16 concurrent writers, which can oops a 6.18 kernel", filepath.Dir(d.Sched), r.o.Code, r.o.Stdout, r.o.Stderr)
+		t.Fatalf("iosched set did not wait for the lock of %s in %s (exit %d, %q, %q): "+
+			"not starting 16 concurrent writers, which can oops a 6.18 kernel", d.Name, disklock.Default.Path, r.o.Code, r.o.Stdout, r.o.Stderr)
 	case <-time.After(500 * time.Millisecond):
 	}
 	if got := active(t, d); got != "none" {

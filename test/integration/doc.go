@@ -7,8 +7,8 @@
 //	go test -count=1 ./test/integration/...
 //
 // The tests skip only when not run as root. They need strace, losetup,
-// sfdisk, partx, setpriv and unshare (util-linux, fdisk), and fail (not
-// skip) without them. They never write to a device they did not attach:
+// sfdisk, partx, setpriv, flock and unshare (util-linux, fdisk), and
+// fail (not skip) without them. They never write to a device they did not attach:
 // each test attaches a loop device on a file in its own temporary
 // directory, and its cleanup puts back the scheduler and attributes it
 // found (a loop device's queue outlives a detach) and detaches it.
@@ -16,6 +16,6 @@
 // lists only the test's loop devices.
 //
 // The concurrency test first checks that iosched serialises its runs on
-// one disk (flock on the queue directory, helper/sysfs/lock.go): two
+// one disk (a lock file in /run/iosched, helper/disklock): two
 // overlapping writers of queue/scheduler oops a 6.18 kernel.
 package integration

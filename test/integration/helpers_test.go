@@ -15,6 +15,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iosched/iosched/helper/sysfs"
+	"github.com/iosched/iosched/test/testhost"
 )
 
 // bins are the binaries under test, found relative to the repository root.
@@ -49,24 +52,14 @@ func setup(t *testing.T, tools ...string) bins {
 	return b
 }
 
-// repoRoot walks up from the package directory to the go.mod of this module.
+// repoRoot returns the repository root above the package directory.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := testhost.RepoRoot(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
-			bytes.Contains(b, []byte("module github.com/iosched/iosched\n")) {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("repository root (go.mod of github.com/iosched/iosched) not found above the working directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // loopDev is a loop device attached by the test that uses it.
@@ -444,12 +437,25 @@ func firstQuoted(args string) (string, string, error) {
 	return path, args[:i] + args[j+1:], nil
 }
 
+var (
+	lockFile  = regexp.MustCompile(`^[A-Za-z0-9_.:-]+\.lock$`)
+	dataWrite = regexp.MustCompile(`\bO_(WRONLY|RDWR|TRUNC)\b`)
+)
+
+// lockOpen reports whether the call is the helper creating or opening its
+// per-disk lock file (helper/disklock): openat relative to the lock
+// directory's descriptor, read-only. The file is never written.
+func (c openCall) lockOpen() bool {
+	return c.Syscall == "openat" && !strings.HasPrefix(c.Raw, "AT_FDCWD") &&
+		lockFile.MatchString(c.Path) && !dataWrite.MatchString(c.Args)
+}
+
 // writeOpens returns the resolved paths of every open for writing in o's
-// trace, failed attempts included.
+// trace, failed attempts included, but for the lock file.
 func (o outcome) writeOpens() []string {
 	got := []string{}
 	for _, c := range o.Opens {
-		if c.ForWriting() {
+		if c.ForWriting() && !c.lockOpen() {
 			got = append(got, c.Resolved())
 		}
 	}
@@ -500,22 +506,14 @@ func readFile(path string) (string, error) {
 }
 
 // blockView returns a command prefix that runs the rest of a command in a
-// private mount namespace whose /sys/block lists only the given disks (a
-// bind mount of a directory of their sysfs symlinks), so `iosched status`
-// reads the test's loop devices and nothing else: a hung queue elsewhere
-// on the machine cannot hang the test.
+// private mount namespace whose /sys/block lists only the given disks, so
+// `iosched status` reads the test's loop devices and nothing else: a hung
+// queue elsewhere on the machine cannot hang the test.
 func blockView(t *testing.T, disks ...string) []string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, d := range disks {
-		target, err := os.Readlink("/sys/block/" + d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(target, filepath.Join(dir, d)); err != nil {
-			t.Fatal(err)
-		}
+	if err := testhost.BlockView(sysfs.Default, dir, disks...); err != nil {
+		t.Fatal(err)
 	}
-	return []string{"unshare", "--mount", "--propagation", "private", "--",
-		"sh", "-ec", `mount --bind "$0" /sys/block; exec "$@"`, dir}
+	return testhost.ViewCommand(dir)
 }

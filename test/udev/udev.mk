@@ -18,3 +18,9 @@ udevfleetbench: build
 # Rewrites the measured section of docs/udev.md.
 udevbench: build
 	test/udev/run bench
+
+# `iosched audit --fix` and --undo on distribution-style rules under the
+# real udevd: freezes counted before, after and undone (guest-udevfix).
+.PHONY: udevfix
+udevfix: build
+	test/udev/run fix

@@ -3,14 +3,12 @@ package main
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
 
 	"github.com/iosched/iosched/helper/queueattr"
-	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
 	"github.com/iosched/iosched/helper/udevdb"
 )
@@ -25,19 +23,19 @@ func (e errReported) Error() string { return fmt.Sprintf("%d disk(s) failed", e.
 // event: the udev database stands in for the event's environment, and
 // the writes go through the same compare-first path as `set` and `udev`.
 func cmdApply(e env, args []string) error {
-	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("apply")
 	dryRun := fs.Bool("dry-run", false, "say what would change, write nothing")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	named := fs.NArg() > 0
+	named := len(pos) > 0
 	var disks []string
 	if named {
 		// Every argument is resolved before anything is written: bad
 		// input is exit 2 with nothing done.
 		seen := map[string]bool{}
-		for _, a := range fs.Args() {
+		for _, a := range pos {
 			dev, err := e.resolver().Resolve(a)
 			if err != nil {
 				return inputError(err)
@@ -86,56 +84,30 @@ func (e env) applyRecorded(disk string, named, dryRun bool) error {
 	if err != nil {
 		return err
 	}
-	wanted, settings, err := policyFrom(props)
-	if err != nil {
-		return fmt.Errorf("%s: recorded policy: %w", disk, err)
-	}
-	if wanted == nil && len(settings) == 0 {
+	list, keys := policyOf(props)
+	if list == "" && len(keys) == 0 {
 		if named {
-			fmt.Fprintf(e.stdout, "%s: no policy recorded by udev, nothing to do\n", disk)
+			return writeOut(e, disk+": no policy recorded by udev, nothing to do\n")
 		}
 		return nil
 	}
 	q := sysfs.Queue{FS: e.sys, Disk: disk}
 	if !q.Has("scheduler") {
-		fmt.Fprintf(e.stdout, "%s: no I/O scheduler, nothing to do\n", disk)
-		return nil
+		return writeOut(e, disk+": no I/O scheduler, nothing to do\n")
 	}
-	return e.applyAll(q, wanted, settings, dryRun)
+	wanted, settings, bad := e.recordedPolicy(q, list, keys, func(k string) string { return props[k] })
+	err = e.applyAll(q, wanted, settings, dryRun)
+	return errors.Join(append(bad, err)...)
 }
 
-// policyFrom reads a policy from udev properties (an event's environment
-// or the udev database): the scheduler list, then the attributes sorted
-// by name so the order is stable, scheduler tunables last, after the
-// switch. An empty value is an override's opt-out.
-func policyFrom(props map[string]string) (wanted []string, settings []setting, err error) {
-	if list := props[queueattr.Property(queueattr.Scheduler)]; list != "" {
-		if wanted, err = sched.ParseList(list); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", queueattr.Property(queueattr.Scheduler), err)
-		}
-	}
-	var plain, tunes []string
+// policyOf splits recorded properties as an event carries them: the
+// scheduler list and the attribute properties set (policyKeys).
+func policyOf(props map[string]string) (list string, keys []string) {
+	kvs := make([]string, 0, len(props))
 	for k, v := range props {
-		name, ok := queueattr.FromProperty(k)
-		switch {
-		case !ok || name == queueattr.Scheduler || v == "":
-		case strings.HasPrefix(name, queueattr.TunablePrefix):
-			tunes = append(tunes, k)
-		default:
-			plain = append(plain, k)
-		}
+		kvs = append(kvs, k+"="+v)
 	}
-	sort.Strings(plain)
-	sort.Strings(tunes)
-	for _, k := range append(plain, tunes...) {
-		name, _ := queueattr.FromProperty(k)
-		s, err := parseSetting(name, props[k])
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", k, err)
-		}
-		settings = append(settings, s)
-	}
-	return wanted, settings, nil
+	return props[queueattr.Property(queueattr.Scheduler)], policyKeys(kvs)
 }
 
 // diskNames lists the disks under /sys/block, sorted.
@@ -164,19 +136,13 @@ func flatten(err error) []error {
 // policyHolds fills in whether the disk's queue is what its recorded
 // policy asks for: the same dry pass `apply` makes first, so "holds" here
 // means `apply` would write nothing. Drift lists what it would change.
-func (e env) policyHolds(st *diskStatus, q sysfs.Queue, scheduler string, props map[string]string) {
-	wanted, settings, err := policyFrom(props)
-	no := false
-	switch {
-	case err != nil:
-		st.Note, st.Holds = err.Error(), &no
-		return
-	case st.Active == "" || wanted == nil && len(settings) == 0:
+func (e env) policyHolds(st *diskStatus, q sysfs.Queue, props map[string]string) {
+	list, keys := policyOf(props)
+	if st.Active == "" || list == "" && len(keys) == 0 {
 		return // no scheduler to apply to, or nothing asked
 	}
-	// status has just read queue/scheduler: a second read would cost a
-	// syscall round per disk and tell nothing new.
-	p := e.pass(readQueue{q, "scheduler", scheduler}, wanted, settings, true)
+	wanted, settings, bad := e.recordedPolicy(q, list, keys, func(k string) string { return props[k] })
+	p := e.pass(q, wanted, settings, true)
 	if p.gone {
 		st.Note = "went away"
 		return
@@ -187,11 +153,11 @@ func (e env) policyHolds(st *diskStatus, q sysfs.Queue, scheduler string, props 
 		}
 	}
 	var notes []string
-	for _, err := range p.errs {
+	for _, err := range append(bad, p.errs...) {
 		notes = append(notes, err.Error())
 	}
 	st.Note = strings.Join(notes, "; ")
-	holds := !p.changed && len(p.errs) == 0
+	holds := !p.changed && len(notes) == 0
 	st.Holds = &holds
 }
 
@@ -232,17 +198,4 @@ func (e env) checkRows(rows []diskStatus) error {
 		return errReported{failed}
 	}
 	return nil
-}
-
-// readQueue is a queue whose one attribute has been read already.
-type readQueue struct {
-	sysfs.Queue
-	attr, value string
-}
-
-func (r readQueue) Read(attr string) (string, error) {
-	if attr == r.attr {
-		return r.value, nil
-	}
-	return r.Queue.Read(attr)
 }

@@ -1,71 +1,237 @@
 package main
 
 import (
-	"flag"
+	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/iosched/iosched/helper/rulesaudit"
 )
 
-// errFound makes audit exit 1 without another message.
-type errFound struct{ n int }
+// errFound ends audit with a status and no further message: what it has
+// to say is printed already.
+type errFound struct {
+	n      int // findings
+	status int // 0: exitFailure
+}
 
 func (e errFound) Error() string {
 	return fmt.Sprintf("%d rule(s) freeze queues on change events", e.n)
 }
 
+func (e errFound) exit() int {
+	if e.status != 0 {
+		return e.status
+	}
+	return exitFailure
+}
+
 // cmdAudit reports rules that write a freezing queue attribute with
-// ATTR{} on change events. Exit 1 when it finds any, so that a
-// distribution can run it in CI.
+// ATTR{} on change events: exit 0 when there is none, 1 when it finds
+// any (so that a distribution can run it in CI), 2 when it could not read
+// a rules file or directory (reported, skipped, the rest audited, as
+// udevd skips it too). --fix moves those writes into properties with
+// files in the first rules directory (/etc/udev/rules.d), --undo removes
+// the files --fix wrote.
 func cmdAudit(e env, args []string) error {
-	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+	fs := newFlagSet("audit")
+	fix := fs.Bool("fix", false, "write the converted rules to the first rules directory")
+	dry := fs.Bool("dry-run", false, "with --fix: print the files it would write as a unified diff")
+	undo := fs.Bool("undo", false, "remove the files --fix wrote, unless changed since")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	var files []string
-	var err error
-	if fs.NArg() == 0 {
-		if files, err = rulesaudit.RulesFiles(e.rulesDirs); err != nil {
-			return err
+	switch {
+	case *undo && (*fix || *dry || len(pos) > 0):
+		return usagef("audit --undo takes no other flag or argument")
+	case *dry && !*fix:
+		return usagef("audit --dry-run goes with --fix")
+	case (*fix || *undo) && len(e.rulesDirs) == 0:
+		return usagef("audit: no rules directory to write to")
+	}
+	out := bufio.NewWriter(e.stdout)
+	if *undo {
+		err = auditUndo(e, out)
+	} else {
+		err = auditRun(e, out, pos, *fix, *dry)
+	}
+	if ferr := out.Flush(); ferr != nil {
+		return fmt.Errorf("audit: write output: %w", ferr)
+	}
+	return err
+}
+
+// auditRun audits the rules of paths (the system's rules directories
+// when there are none) and, with fix, converts them.
+func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
+	var files, read []string
+	var skipped []error
+	if len(paths) == 0 {
+		l := rulesaudit.List(e.rulesDirs)
+		files, skipped = l.Files, l.Skipped
+		for _, d := range e.rulesDirs {
+			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				read = append(read, d)
+			}
 		}
 	}
-	for _, p := range fs.Args() {
+	for _, p := range paths {
+		read = append(read, p)
 		fi, err := os.Stat(p)
-		if err != nil {
-			return fmt.Errorf("audit: %w", err)
-		}
-		if !fi.IsDir() {
+		switch {
+		case err != nil:
+			skipped = append(skipped, fmt.Errorf("audit: %w", err))
+		case fi.IsDir():
+			l := rulesaudit.List([]string{p})
+			files, skipped = append(files, l.Files...), append(skipped, l.Skipped...)
+		case !fi.Mode().IsRegular():
+			skipped = append(skipped, fmt.Errorf("audit %s: not a regular file", p))
+		default:
 			files = append(files, p)
+		}
+	}
+	var found []rulesaudit.Finding
+	var readable []string
+	for _, f := range files {
+		fd, err := rulesaudit.File(f)
+		if err != nil {
+			skipped = append(skipped, err)
 			continue
 		}
-		more, err := rulesaudit.RulesFiles([]string{p})
-		if err != nil {
-			return err
-		}
-		files = append(files, more...)
+		readable = append(readable, f)
+		found = append(found, fd...)
 	}
-	n := 0
-	for _, f := range files {
-		found, err := rulesaudit.File(f)
-		if err != nil {
-			return err
-		}
-		for _, fd := range found {
-			fmt.Fprintln(e.stdout, fd)
-			n++
-		}
+	for _, err := range skipped {
+		fmt.Fprintf(e.stderr, "iosched: %v\n", err)
 	}
-	if n > 0 {
-		fmt.Fprintf(e.stdout, "%d write(s) of freezing queue attributes on change events in %d file(s) checked\n", n, len(files))
-		return errFound{n}
+	if fix {
+		return auditFix(e, out, readable, dry)
 	}
-	where := fmt.Sprint(e.rulesDirs)
-	if fs.NArg() > 0 {
-		where = filepath.Join(fs.Args()...)
+	for i, f := range found {
+		last := i+1 == len(found) || found[i+1].File != f.File || found[i+1].Line != f.Line || found[i+1].ViaRUN
+		fmt.Fprintln(out, f.Text(last || f.ViaRUN))
 	}
-	fmt.Fprintf(e.stdout, "no rule writes a freezing queue attribute on change events (%d files checked in %s)\n", len(files), where)
+	where := humanList(read)
+	if where == "" {
+		where = "nowhere: no rules directory exists"
+	}
+	if len(found) > 0 {
+		fmt.Fprintf(out, "%d write(s) of freezing queue attributes on change events in %d file(s) read from %s\n",
+			len(found), len(readable), where)
+	} else {
+		fmt.Fprintf(out, "no rule writes a freezing queue attribute on change events (%d file(s) read from %s)\n",
+			len(readable), where)
+	}
+	switch {
+	case len(skipped) > 0:
+		return errFound{n: len(found), status: exitUsage}
+	case len(found) > 0:
+		return errFound{n: len(found)}
+	}
 	return nil
+}
+
+// auditFix writes (or with dry, shows) the files that convert the rules.
+func auditFix(e env, out io.Writer, files []string, dry bool) error {
+	target := e.rulesDirs[0]
+	abs := make([]string, len(files))
+	for i, f := range files {
+		a, err := filepath.Abs(f)
+		if err != nil {
+			return fmt.Errorf("audit --fix: %w", err)
+		}
+		abs[i] = a
+	}
+	plan, err := rulesaudit.PlanFix(abs, target)
+	var r rulesaudit.Refusal
+	if errors.As(err, &r) {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(e.stderr, "iosched: %s\n", line)
+		}
+		fmt.Fprintln(e.stderr, "iosched: audit --fix: nothing written")
+		return errFound{status: exitUsage}
+	}
+	if err != nil {
+		return err
+	}
+	if len(plan) == 0 {
+		fmt.Fprintln(out, "nothing to fix: no rule writes a freezing queue attribute on change events")
+		return nil
+	}
+	if dry {
+		for _, c := range plan {
+			switch {
+			case c.Mask:
+				fmt.Fprintf(out, "%s -> /dev/null (masks %s: nothing else is left in it)\n", c.Path, c.Source)
+			case c.Base != "":
+				fmt.Fprint(out, rulesaudit.Diff(c.Source, c.Path, c.Base, c.Data))
+			default:
+				fmt.Fprint(out, rulesaudit.Diff("/dev/null", c.Path, "", c.Data))
+			}
+		}
+		return nil
+	}
+	if err := rulesaudit.ApplyFix(target, plan); err != nil {
+		return fmt.Errorf("audit --fix: %w", err)
+	}
+	for _, c := range plan {
+		if c.Mask {
+			fmt.Fprintf(out, "masked %s: %s -> /dev/null\n", c.Source, c.Path)
+		} else if c.InPlace {
+			fmt.Fprintf(out, "rewrote %s without its queue writes\n", c.Path)
+		} else {
+			fmt.Fprintf(out, "wrote %s (from %s)\n", c.Path, c.Source)
+		}
+	}
+	fmt.Fprintf(out, "recorded in %s; `iosched audit --undo` removes them\n", filepath.Join(target, rulesaudit.ManifestName))
+	fmt.Fprintln(out, "apply with: udevadm control --reload")
+	return nil
+}
+
+// auditUndo removes what --fix wrote.
+func auditUndo(e env, out io.Writer) error {
+	res, err := rulesaudit.Undo(e.rulesDirs[0])
+	for _, p := range res.Removed {
+		fmt.Fprintf(out, "removed %s\n", p)
+	}
+	for _, p := range res.Restored {
+		fmt.Fprintf(out, "restored %s\n", p)
+	}
+	for _, p := range res.Gone {
+		fmt.Fprintf(out, "%s: already gone\n", p)
+	}
+	for _, k := range res.Kept {
+		fmt.Fprintf(e.stderr, "iosched: %v\n", k)
+	}
+	if err != nil {
+		return err
+	}
+	if len(res.Removed)+len(res.Restored)+len(res.Gone)+len(res.Kept) == 0 {
+		fmt.Fprintln(out, "nothing to undo")
+		return nil
+	}
+	if len(res.Removed)+len(res.Restored) > 0 {
+		fmt.Fprintln(out, "apply with: udevadm control --reload")
+	}
+	if len(res.Kept) > 0 {
+		return errFound{}
+	}
+	return nil
+}
+
+// humanList joins names as a person writes a list: "a", "a and b",
+// "a, b and c".
+func humanList(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

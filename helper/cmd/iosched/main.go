@@ -9,8 +9,10 @@
 //	iosched udev
 //	iosched status [--check] [--format=table|json|prometheus]
 //	iosched apply [--dry-run] [DEVICE...]
-//	iosched audit [RULES-FILE-OR-DIR...]
+//	iosched audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]
 //	iosched probe [--runs N]
+//	iosched help [COMMAND]
+//	iosched version
 //
 // DEVICE is a kernel name (sda, nvme0n1, loop3), a /dev path or a /sys
 // path; a partition means its whole disk. The list is ordered: the first
@@ -34,18 +36,25 @@
 // each such attribute, to tell whether this kernel still freezes for
 // nothing.
 //
+// Flags may follow the positional arguments; "--" ends them. "iosched
+// help CMD" and "iosched CMD --help" print CMD's usage.
+//
 // Exit status: 0 done or nothing to do, 1 failure, 2 usage or bad input.
 package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/iosched/iosched/helper/disklock"
 	"github.com/iosched/iosched/helper/kmod"
 	"github.com/iosched/iosched/helper/rulesaudit"
 	"github.com/iosched/iosched/helper/sysfs"
@@ -59,6 +68,10 @@ const (
 	exitUsage   = 2
 )
 
+// version is set at build time from debian/changelog's top entry
+// (-ldflags -X main.version=...); `go run` and `go test` builds say devel.
+var version = "devel"
+
 // env is everything a command touches, so tests run it in-process on a
 // fixture tree.
 type env struct {
@@ -66,10 +79,12 @@ type env struct {
 	getenv         func(string) string
 	environ        func() []string
 	sys            sysfs.FS
+	locks          disklock.Dir // where the per-disk writer locks live
 	modules        func() kmod.Index
 	udev           udevdb.Lookup
 	devNum         func(string) (uint32, uint32, error) // nil: stat(2)
 	rulesDirs      []string                             // udev rules directories, by precedence
+	geteuid        func() int
 }
 
 func main() {
@@ -79,9 +94,11 @@ func main() {
 		getenv:    os.Getenv,
 		environ:   os.Environ,
 		sys:       sysfs.Default,
+		locks:     disklock.Default,
 		modules:   runningKernelModules,
 		udev:      udevdb.Policy,
 		rulesDirs: rulesaudit.Dirs,
+		geteuid:   os.Geteuid,
 	}
 	args := os.Args[1:]
 	if filepath.Base(os.Args[0]) == "iosched-udev" {
@@ -98,13 +115,124 @@ func runningKernelModules() kmod.Index {
 	return kmod.ForRelease("/", unix.ByteSliceToString(u.Release[:]))
 }
 
-const usage = `usage: iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
-       iosched udev
-       iosched status [--check] [--format=table|json|prometheus]
-       iosched apply [--dry-run] [DEVICE...]
-       iosched audit [RULES-FILE-OR-DIR...]
-       iosched probe [--runs N]
-`
+// command is one subcommand: its synopsis (after "iosched "), what
+// `iosched help CMD` adds, and the function that runs it.
+type command struct {
+	name, synopsis, help string
+	run                  func(e env, args []string) error
+}
+
+// commands is filled in init: cmdHelp, one of its entries, reads it.
+var commands []command
+
+func init() {
+	commands = []command{
+		{"set", "set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]", `Give DEVICE the first scheduler of the list that it can use and set each
+queue attribute, writing only what would change. DEVICE is a kernel name
+(sda, nvme0n1), a /dev path or a /sys path; a partition means its disk.
+ATTR is a queue/ attribute (wbt_lat_usec, read_ahead_kb, ...) or
+iosched/NAME, a tunable of the scheduler that will be active.
+  --dry-run  say what would change, write nothing
+`, cmdSet},
+		{"udev", "udev", `The entry point of a udev RUN+= rule: reads ACTION, DEVPATH, DEVTYPE,
+IOSCHED_SCHEDULER, IOSCHED_ATTR_<attr> and IOSCHED_TUNE_<tunable> from the
+environment and does what set does. Bad properties are reported one a
+line and skipped; the rest is applied, and the exit status is then 1.
+`, cmdUdev},
+		{"status", "status [--check] [--format=table|json|prometheus]", `One row per disk: active scheduler, the ones offered, rotational, the
+list udev recorded and whether the recorded policy holds.
+  --check   exit 1 when a disk's policy does not hold, one stderr line each
+  --format  table (the default), json, or prometheus (node_exporter's
+            textfile collector)
+  --json    the same as --format=json
+`, cmdStatus},
+		{"apply", "apply [--dry-run] [DEVICE...]", `Bring every disk, or each DEVICE, to the policy udev recorded for it (in
+the udev database), as udev would on an event but without one. Writes
+only what would change; exit 1 when a disk could not be brought to it.
+  --dry-run  say what would change, write nothing
+`, cmdApply},
+		{"audit", "audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]", `List udev rules that write a freezing queue attribute on change events:
+exit 0 when there are none, 1 when there are any, 2 when a rules file or
+directory could not be read (reported and skipped). Without arguments,
+read udev's rules directories.
+  --fix      write the converted rules to /etc/udev/rules.d (overrides of
+             the same name and a 61-iosched-migrated-NAME.rules each)
+  --dry-run  with --fix: print the files it would write as a unified diff
+  --undo     remove the files --fix wrote, unless changed since
+`, cmdAudit},
+		{"probe", "probe [--runs N]", `Attach a throwaway loop device (root only) and time unchanged writes of
+the scheduler and of each freezing attribute.
+  --runs N  unchanged writes per attribute, median reported (default 10)
+`, cmdProbe},
+		{"help", "help [COMMAND]", "Print the usage of COMMAND, or of all commands.\n", cmdHelp},
+		{"version", "version", "Print the version.\n", cmdVersion},
+	}
+}
+
+func lookupCommand(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// topUsage lists every command's synopsis.
+func topUsage() string {
+	var b strings.Builder
+	for i, c := range commands {
+		lead := "       iosched "
+		if i == 0 {
+			lead = "usage: iosched "
+		}
+		b.WriteString(lead + c.synopsis + "\n")
+	}
+	return b.String()
+}
+
+func (c command) usage() string {
+	return "usage: iosched " + c.synopsis + "\n"
+}
+
+func cmdHelp(e env, args []string) error {
+	fs := newFlagSet("help")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	switch len(pos) {
+	case 0:
+		return writeOut(e, topUsage())
+	case 1:
+		c, ok := lookupCommand(pos[0])
+		if !ok {
+			return usagef("help: unknown command %q", pos[0])
+		}
+		return writeOut(e, c.usage()+"\n"+c.help)
+	}
+	return usagef("help takes at most one command")
+}
+
+func cmdVersion(e env, args []string) error {
+	pos, err := parseArgs(newFlagSet("version"), args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("version takes no arguments")
+	}
+	return writeOut(e, "iosched "+version+"\n")
+}
+
+// writeOut writes s to stdout in one write; a failed write is a failure
+// (exit 1), as for any command whose output is its answer.
+func writeOut(e env, s string) error {
+	if _, err := io.WriteString(e.stdout, s); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
+}
 
 // usageError marks errors that exit with status 2.
 type usageError struct{ err error }
@@ -116,44 +244,147 @@ func usagef(format string, a ...any) error {
 	return usageError{fmt.Errorf(format, a...)}
 }
 
+// errHelp: the command printed its usage on request; exit 0.
+var errHelp = errors.New("help requested")
+
+// newFlagSet returns a flag set that prints nothing itself: parseArgs
+// and run report its errors.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseArgs parses flags anywhere among the arguments (the standard
+// flag package stops at the first positional one) and returns the
+// positional arguments in order. "--" ends the flags: everything after it
+// is positional.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errHelp
+			}
+			return nil, usageError{err}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// Parse consumed len(args)-len(rest) arguments; it stops after
+		// "--" or before the first positional one.
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
 func run(e env, args []string) int {
 	if len(args) == 0 {
-		fmt.Fprint(e.stderr, usage)
+		fmt.Fprint(e.stderr, topUsage())
 		return exitUsage
 	}
-	var err error
-	switch args[0] {
-	case "set":
-		err = cmdSet(e, args[1:])
-	case "udev":
-		err = cmdUdev(e, args[1:])
-	case "status":
-		err = cmdStatus(e, args[1:])
-	case "apply":
-		err = cmdApply(e, args[1:])
-	case "audit":
-		err = cmdAudit(e, args[1:])
-	case "probe":
-		err = cmdProbe(e, args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprint(e.stdout, usage)
-		return exitOK
-	default:
-		err = usagef("unknown command %q", args[0])
+	name := args[0]
+	switch name {
+	case "-h", "--help":
+		name = "help"
+	case "--version":
+		name = "version"
 	}
+	c, ok := lookupCommand(name)
+	if !ok {
+		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(fmt.Sprintf("unknown command %q", name)))
+		fmt.Fprint(e.stderr, topUsage())
+		return exitUsage
+	}
+	err := c.run(e, args[1:])
 	if err == nil {
 		return exitOK
 	}
+	if errors.Is(err, errHelp) {
+		if werr := writeOut(e, c.usage()+"\n"+c.help); werr != nil {
+			fmt.Fprintf(e.stderr, "iosched: %v\n", werr)
+			return exitFailure
+		}
+		return exitOK
+	}
 	var found errFound
+	if errors.As(err, &found) {
+		return found.exit()
+	}
 	var reported errReported
-	if errors.As(err, &found) || errors.As(err, &reported) {
+	if errors.As(err, &reported) {
 		return exitFailure
 	}
-	fmt.Fprintf(e.stderr, "iosched: %v\n", err)
+	// One line an error: errors.Join puts each on its own line.
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(line))
+	}
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprint(e.stderr, usage)
+		// udev logs a RUN program's output: no usage text there.
+		if c.name != "udev" {
+			fmt.Fprint(e.stderr, c.usage())
+		}
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// maxShown is how much of a quoted value an error message shows: a
+// hostile value (a udev property, an argument) must not flood the log.
+const maxShown = 64
+
+// clip cuts a raw string (a property name) as clipQuoted cuts quoted ones.
+func clip(s string) string {
+	if len(s) <= maxShown {
+		return s
+	}
+	return fmt.Sprintf("%q... (%d bytes)", s[:maxShown], len(s))
+}
+
+// clipQuoted cuts every Go-quoted string in msg whose value is longer
+// than maxShown bytes to its first maxShown bytes, "..." and its length.
+// A hand-written scan, not a regexp: compiling one at start-up would
+// cost every udev event.
+func clipQuoted(msg string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(msg, '"')
+		if i < 0 {
+			break
+		}
+		j := i + 1
+		for j < len(msg) && msg[j] != '"' {
+			if msg[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(msg) {
+			break // no closing quote: leave the rest as it is
+		}
+		b.WriteString(msg[:i])
+		b.WriteString(clipOne(msg[i : j+1]))
+		msg = msg[j+1:]
+	}
+	b.WriteString(msg)
+	return b.String()
+}
+
+// clipOne cuts one quoted string q.
+func clipOne(q string) string {
+	raw, err := strconv.Unquote(q)
+	if err != nil {
+		raw = q[1 : len(q)-1]
+	}
+	if len(raw) <= maxShown {
+		return q
+	}
+	cut := strconv.Quote(raw[:maxShown])
+	return fmt.Sprintf("%s...\" (%d bytes)", cut[:len(cut)-1], len(raw))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/iosched/iosched/helper/disklock"
 	"github.com/iosched/iosched/helper/internal/fixture"
 	"github.com/iosched/iosched/helper/kmod"
 	"github.com/iosched/iosched/helper/sysfs"
@@ -64,14 +66,32 @@ func TestChangeWritesOnlyScheduler(t *testing.T) {
 
 // runIn runs the command in-process against sys with the given
 // environment and udev database, and reports whether any file of the
-// tree changed.
+// tree changed. Its Stderr is the first line only: the usage text
+// follows usage errors.
 func runIn(t *testing.T, sys sysfs.FS, environ map[string]string, db map[string]string, args ...string) (result, bool) {
 	t.Helper()
-	before := snapshot(t, sys)
+	r, changed := runAll(t, sys, environ, db, args...)
+	r.Stderr, _, _ = strings.Cut(r.Stderr, "\n")
+	return r, changed
+}
+
+// runAll is runIn with the whole of stderr.
+func runAll(t *testing.T, sys sysfs.FS, environ map[string]string, db map[string]string, args ...string) (result, bool) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	e := env{
-		stdout: &out,
-		stderr: &errb,
+	e := testEnv(t, sys, environ, db)
+	e.stdout, e.stderr = &out, &errb
+	before := snapshot(t, sys)
+	code := run(e, args)
+	return result{Code: code, Stdout: out.String(), Stderr: errb.String()}, !cmp.Equal(before, snapshot(t, sys))
+}
+
+// testEnv is the environment of an in-process run on sys; its lock
+// directory is the test's own.
+func testEnv(t testing.TB, sys sysfs.FS, environ map[string]string, db map[string]string) env {
+	return env{
+		stdout: io.Discard,
+		stderr: io.Discard,
 		getenv: func(k string) string { return environ[k] },
 		environ: func() []string {
 			var l []string
@@ -84,13 +104,12 @@ func runIn(t *testing.T, sys sysfs.FS, environ map[string]string, db map[string]
 		modules: func() kmod.Index { return kmod.Index(filepath.Join(string(sys), "nomodules")) },
 		udev:    fakeUdev(db),
 		devNum:  func(string) (uint32, uint32, error) { return 8, 1, nil },
+		locks:   disklock.Dir{Path: filepath.Join(t.TempDir(), "iosched"), Owner: os.Geteuid()},
+		geteuid: func() int { return 1000 },
 	}
-	code := run(e, args)
-	first, _, _ := strings.Cut(errb.String(), "\n")
-	return result{Code: code, Stdout: out.String(), Stderr: first}, !cmp.Equal(before, snapshot(t, sys))
 }
 
-func snapshot(t *testing.T, sys sysfs.FS) map[string]string {
+func snapshot(t testing.TB, sys sysfs.FS) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	err := filepath.Walk(string(sys), func(p string, fi os.FileInfo, err error) error {
@@ -127,15 +146,36 @@ func TestSet(t *testing.T) {
 		{[]string{"set", "sda", ""}, result{Code: 2, Stderr: `iosched: sda: scheduler list "": bad scheduler name: empty`}},
 		{[]string{"set", "sda", "a-very-long-name"}, result{Code: 2, Stderr: `iosched: sda: scheduler list "a-very-long-name": bad scheduler name "a-very-long-name": longer than 15 bytes`}},
 		{[]string{"set", "sda"}, result{Code: 2, Stderr: "iosched: set takes DEVICE and SCHEDULER[,SCHEDULER...] and/or ATTR=VALUE, got 1 arguments"}},
-		{[]string{"set", "--force", "sda", "bfq"}, result{Code: 2, Stderr: "flag provided but not defined: -force"}},
-		{[]string{"set", "sda", "mq-deadline", "wbt_lat_usec=-1", "read_ahead_kb=130", "iosched/read_expire=500"}, result{Stdout: "sda: mq-deadline already active\nsda: wbt_lat_usec 75000 already set\nsda: read_ahead_kb 128 already set\nsda: iosched/read_expire 500 already set\n"}},
+		{[]string{"set", "--force", "sda", "bfq"}, result{Code: 2, Stderr: "iosched: flag provided but not defined: -force"}},
+		// Flags after the positional arguments; "--" ends them.
+		{[]string{"set", "sda", "bfq", "--dry-run"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\n"}},
+		{[]string{"set", "sda", "--dry-run", "bfq", "wbt_lat_usec=0"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: wbt_lat_usec ? -> 0 after the switch (dry run)\n"}},
+		{[]string{"set", "--dry-run", "--", "sda", "bfq"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\n"}},
+		{[]string{"set", "--", "sda", "--dry-run"}, result{Code: 1, Stderr: "iosched: sda: none of --dry-run can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available"}},
+		// Tunables are checked against the scheduler that will be active,
+		// before anything is written.
+		{[]string{"set", "loop0", "kyber", "iosched/fifo_batch=8"}, result{Code: 2, Stderr: `iosched: loop0: iosched/fifo_batch="8": fifo_batch is not a tunable of kyber (it has read_lat_nsec write_lat_nsec)`}},
+		{[]string{"set", "sda", "none", "iosched/read_expire=250"}, result{Code: 2, Stderr: `iosched: sda: iosched/read_expire="250": scheduler none has no tunables`}},
+		{[]string{"set", "sda", "iosched/read_lat_nsec=1000"}, result{Code: 2, Stderr: `iosched: sda: iosched/read_lat_nsec="1000": read_lat_nsec is not a tunable of mq-deadline (it has fifo_batch front_merges prio_aging_expire read_expire write_expire writes_starved)`}},
+		{[]string{"set", "--dry-run", "sda", "bfq", "iosched/slice_idle=0"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: iosched/slice_idle -> 0 after the switch (dry run)\n"}},
+		{[]string{"set", "--dry-run", "sda", "deadline", "iosched/read_expire=500"}, result{Stdout: "sda: mq-deadline already active\nsda: iosched/read_expire 500 already set\n"}},
+		// Legacy names get a hint.
+		{[]string{"set", "loop0", "noop"}, result{Code: 1, Stderr: `iosched: loop0: none of noop can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available (noop: the kernel calls it "none" now)`}},
+		{[]string{"set", "loop0", "cfq,none"}, result{Stdout: "loop0: none already active (unavailable: cfq)\nloop0: hint: cfq: removed in Linux 5.0; \"bfq\" is its successor\n"}},
+		// A hostile value is cut in the message.
+		{[]string{"set", "sda", "read_ahead_kb=" + strings.Repeat("9", 100)}, result{Code: 2, Stderr: `iosched: sda: read_ahead_kb="` + strings.Repeat("9", 64) + `..." (100 bytes): bad value: the kernel refuses it (blk-sysfs.c:queue_var_store: kstrtoul, a decimal number up to 4294967295)`}},
+		{[]string{"set", "sda", "mq-deadline", "wbt_lat_usec=-1", "read_ahead_kb=128", "iosched/read_expire=500"}, result{Stdout: "sda: mq-deadline already active\nsda: wbt_lat_usec 75000 already set\nsda: read_ahead_kb 128 already set\nsda: iosched/read_expire 500 already set\n"}},
+		// Kept in whole pages: refused before any write, not "not applied" on every run.
+		{[]string{"set", "sda", "read_ahead_kb=130"}, result{Code: 2, Stderr: `iosched: sda: read_ahead_kb="130": bad value: the kernel would keep 128 (blk-sysfs.c:queue_ra_store: kept in whole 4 KiB pages)`}},
 		{[]string{"set", "sda", "write_cache=write back", "max_sectors_kb=1280", "nr_requests=64"}, result{Stdout: "sda: write_cache write back already set\nsda: max_sectors_kb 1280 already set\nsda: nr_requests 64 already set\n"}},
-		{[]string{"set", "--dry-run", "sda", "bfq", "wbt_lat_usec=0", "rotational=1"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: wbt_lat_usec 75000 -> 0 (dry run)\nsda: rotational 1 already set\n"}},
+		{[]string{"set", "--dry-run", "sda", "bfq", "wbt_lat_usec=0", "rotational=1"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: wbt_lat_usec ? -> 0 after the switch (dry run)\nsda: rotational 1 already set\n"}},
 		{[]string{"set", "sda", "nosuch", "iosched/read_expire=250"}, result{Code: 1, Stderr: "iosched: sda: none of nosuch can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available"}},
 		{[]string{"set", "sda", "nomerges=1"}, result{Code: 1, Stderr: "iosched: sda: SYS/block/sda/queue/nomerges: no such attribute on this queue"}},
 		{[]string{"set", "sda", "dev=8:0"}, result{Code: 2, Stderr: `iosched: sda: unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
 		{[]string{"set", "sda", "iosched/../../dev=1"}, result{Code: 2, Stderr: `iosched: sda: unknown queue attribute "iosched/../../dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
-		{[]string{"set", "sda", "wbt_lat_usec=-5"}, result{Code: 2, Stderr: `iosched: sda: wbt_lat_usec: bad value "-5": want microseconds, 0 to disable or -1 for the default`}},
+		// A switch resets nr_requests: the dry run does not compare it with today's 64.
+		{[]string{"set", "--dry-run", "sda", "bfq", "nr_requests=64"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: nr_requests ? -> 64 after the switch (dry run)\n"}},
+		{[]string{"set", "sda", "wbt_lat_usec=-5"}, result{Code: 2, Stderr: `iosched: sda: wbt_lat_usec="-5": bad value: the kernel refuses it (blk-sysfs.c:queue_wb_lat_store: below -1 is EINVAL)`}},
 		{[]string{"set", "sda", "none", "kyber"}, result{Code: 2, Stderr: `iosched: sda: "kyber": want ATTR=VALUE (the scheduler list goes first)`}},
 		{[]string{"frobnicate"}, result{Code: 2, Stderr: `iosched: unknown command "frobnicate"`}},
 		{nil, result{Code: 2, Stderr: "usage: iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]"}},
@@ -181,15 +221,21 @@ func TestUdev(t *testing.T) {
 		{"empty policy", with("IOSCHED_SCHEDULER", ""), result{}},
 		{"no scheduler file", with("DEVPATH", "/devices/virtual/block/zram0"), result{Stdout: "zram0: no I/O scheduler, nothing to do\n"}},
 		{"gone", with("DEVPATH", "/devices/virtual/block/loop9"), result{Stdout: "/devices/virtual/block/loop9: went away, nothing done\n"}},
-		{"bad policy", with("IOSCHED_SCHEDULER", "kyber;rm"), result{Code: 2, Stderr: `iosched: /devices/virtual/block/loop0: IOSCHED_SCHEDULER: scheduler list "kyber;rm": bad scheduler name "kyber;rm": byte ';' not in [a-z0-9_-]`}},
+		{"bad policy", with("IOSCHED_SCHEDULER", "kyber;rm"), result{Code: 1, Stderr: `iosched: loop0: IOSCHED_SCHEDULER="kyber;rm": scheduler list "kyber;rm": bad scheduler name "kyber;rm": byte ';' not in [a-z0-9_-]`}},
 		{"bad devpath", with("DEVPATH", "/devices/../block/loop0"), result{Code: 2, Stderr: `iosched: bad device name "/devices/../block/loop0": contains ".."`}},
 		{"attributes", with("IOSCHED_ATTR_read_ahead_kb", "128"), result{Stdout: "loop0: none already active\nloop0: read_ahead_kb 128 already set\n"}},
-		{"bad attribute", with("IOSCHED_ATTR_dev", "1"), result{Code: 2, Stderr: `iosched: /devices/virtual/block/loop0: IOSCHED_ATTR_dev: unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
+		{"bad attribute", with("IOSCHED_ATTR_dev", "1"), result{Code: 1, Stdout: "loop0: none already active\n", Stderr: `iosched: loop0: IOSCHED_ATTR_dev="1": unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
+		{"value the kernel would not keep", with("IOSCHED_ATTR_read_ahead_kb", "130"), result{Code: 1, Stdout: "loop0: none already active\n", Stderr: `iosched: loop0: IOSCHED_ATTR_read_ahead_kb: read_ahead_kb="130": bad value: the kernel would keep 128 (blk-sysfs.c:queue_ra_store: kept in whole 4 KiB pages)`}},
 		{"no devpath", with("DEVPATH", ""), result{Code: 2, Stderr: "iosched: udev: DEVPATH is not set (run from a udev rule, or use 'iosched set')"}},
 	}
 	for _, tt := range tests {
 		sys := fixture.New(t, fixture.Standard()...)
-		got, changed := runIn(t, sys, tt.env, nil, "udev")
+		all, changed := runAll(t, sys, tt.env, nil, "udev")
+		if strings.Contains(all.Stderr, "usage") {
+			t.Errorf("%s: usage text in udev's log:\n%s", tt.name, all.Stderr)
+		}
+		got := all
+		got.Stderr, _, _ = strings.Cut(all.Stderr, "\n")
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: iosched udev (-want +got):\n%s", tt.name, diff)
 		}
@@ -236,29 +282,6 @@ zram0    -            -                           no          -                -
 	}
 	if diff := cmp.Diff(wantRows, rows, cmp.AllowUnexported(diskStatus{})); diff != "" {
 		t.Errorf("iosched status --json (-want +got):\n%s", diff)
-	}
-}
-
-func TestAudit(t *testing.T) {
-	sys := fixture.New(t, fixture.Standard()...)
-	testdata, err := filepath.Abs("../../rulesaudit/testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := runIn(t, sys, nil, nil, "audit", filepath.Join(testdata, "guarded.rules"), filepath.Join(testdata, "rhel-style.rules"))
-	want := result{Stdout: "no rule writes a freezing queue attribute on change events (2 files checked in " +
-		filepath.Join(testdata, "guarded.rules", testdata, "rhel-style.rules") + ")\n"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("audit of clean rules (-want +got):\n%s", diff)
-	}
-	got, _ = runIn(t, sys, nil, nil, "audit", testdata)
-	if got.Code != 1 || !strings.Contains(got.Stdout, "cachyos-style.rules:5: ATTR{queue/wbt_lat_usec} is written on change events") ||
-		!strings.HasSuffix(got.Stdout, "13 write(s) of freezing queue attributes on change events in 6 file(s) checked\n") || got.Stderr != "" {
-		t.Errorf("audit of testdata = %+v", got)
-	}
-	got, _ = runIn(t, sys, nil, nil, "audit", filepath.Join(testdata, "missing.rules"))
-	if got.Code != 1 || !strings.Contains(got.Stderr, "missing.rules: no such file or directory") {
-		t.Errorf("audit of a missing file = %+v", got)
 	}
 }
 

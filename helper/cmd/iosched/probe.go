@@ -1,7 +1,7 @@
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -23,23 +23,26 @@ const controlAttr = "read_ahead_kb"
 // cmdProbe times unchanged writes on a loop device it attaches itself;
 // the device goes away with autoclear when the probe ends, even if it dies.
 func cmdProbe(e env, args []string) error {
-	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("probe")
 	runs := fs.Int("runs", 10, "unchanged writes per attribute (median reported)")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() != 0 || *runs < 1 || *runs > 1000 {
+	if len(pos) != 0 || *runs < 1 || *runs > 1000 {
 		return usagef("probe takes only --runs N (1 to 1000)")
+	}
+	if e.geteuid() != 0 {
+		return errors.New("probe needs root: it attaches a loop device and writes its queue attributes")
 	}
 	dev, err := loopdev.New(os.TempDir(), 16<<20)
 	if err != nil {
-		return fmt.Errorf("probe needs root and loop support: %w", err)
+		return fmt.Errorf("probe: attach a loop device: %w", err)
 	}
 	defer dev.Close()
 	q := sysfs.Queue{FS: e.sys, Disk: dev.Name}
 
-	attrs := append([]string{"scheduler"}, queueattr.FreezingNames()...)
+	attrs := queueattr.FreezingNames()
 	attrs = append(attrs, controlAttr)
 	type row struct {
 		attr   string
@@ -91,7 +94,7 @@ func cmdProbe(e env, args []string) error {
 			if f {
 				frozen = append(frozen, r.attr)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.attr, ms(r.median), map[bool]string{true: "yes", false: "no"}[f])
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.attr, ms(r.median), yesNo(&f))
 		}
 	}
 	if err := tw.Flush(); err != nil {

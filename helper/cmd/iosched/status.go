@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -33,15 +32,15 @@ type diskStatus struct {
 }
 
 func cmdStatus(e env, args []string) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("status")
 	asJSON := fs.Bool("json", false, "print a JSON array (--format=json)")
 	format := fs.String("format", "table", "table, json or prometheus (node_exporter's textfile collector)")
 	check := fs.Bool("check", false, "exit 1 when a disk's recorded policy does not hold, naming it on stderr")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() != 0 {
+	if len(pos) != 0 {
 		return usagef("status takes no arguments")
 	}
 	if *asJSON {
@@ -130,7 +129,7 @@ func (e env) diskStatus(disk string) diskStatus {
 		st.Wanted = &v
 	}
 	st.Attrs = recordedAttrs(props)
-	e.policyHolds(&st, q, s, props)
+	e.policyHolds(&st, q, props)
 	return st
 }
 

@@ -1,0 +1,78 @@
+package queueattr
+
+import (
+	"bytes"
+	"fmt"
+)
+
+//go:generate go run ./internal/genrules ../../rules.d/99-iosched-run.rules
+
+// RunRulesPath is where RunRules is written, from the repository's root.
+const RunRulesPath = "rules.d/99-iosched-run.rules"
+
+// RunRules renders rules.d/99-iosched-run.rules: the rule that starts the
+// helper when a disk has any setting it can compare (one line per
+// attribute and tunable this package knows), or a scheduler list whose
+// first choice is not active yet.
+func RunRules() []byte {
+	var b bytes.Buffer
+	b.WriteString(runRulesHead)
+	for _, n := range Names() {
+		fmt.Fprintf(&b, "ENV{%s}==\"?*\", GOTO=\"iosched_run\"\n", Property(n))
+	}
+	for _, n := range sortedKeys(tunables) {
+		fmt.Fprintf(&b, "ENV{%s}==\"?*\", GOTO=\"iosched_run\"\n", Property(TunablePrefix+n))
+	}
+	b.WriteString(runRulesTail)
+	return b.Bytes()
+}
+
+const runRulesHead = `# Generated from helper/queueattr by ` + "`go generate ./helper/queueattr`" + `:
+# do not edit by hand (helper/queueattr/rules_test.go checks it).
+#
+# iosched: apply IOSCHED_SCHEDULER (set by 60-iosched.rules and any
+# override sorting between the two files) with the iosched-udev helper.
+#
+# This file sorts late so that it sees the final list. It starts the
+# helper only when the disk does not already run the first choice: udev
+# reads queue/scheduler (a read never freezes the queue) and a glob settles
+# the common case with no process at all. In udev globs "[" opens a class,
+# so "*[[]bfq[]]*" matches the bracketed, active name. A first choice not
+# listed below (none, mq-deadline or its alias deadline, bfq, kyber: the
+# kernel's own schedulers) just starts the helper, which compares first.
+
+ACTION!="add|change", GOTO="iosched_run_end"
+SUBSYSTEM!="block", GOTO="iosched_run_end"
+ENV{DEVTYPE}!="disk", GOTO="iosched_run_end"
+TEST!="queue/scheduler", GOTO="iosched_run_end"
+
+# Queue attributes or scheduler tunables asked for: udev cannot compare
+# those, the helper does, on every event. One line per name iosched knows
+# (helper/queueattr); a rule that sets any other IOSCHED_TUNE_* also sets
+# IOSCHED_SETTINGS="1".
+ENV{IOSCHED_SETTINGS}=="?*", GOTO="iosched_run"
+`
+
+const runRulesTail = `
+# Unset or empty list: no policy, or opted out.
+ENV{IOSCHED_SCHEDULER}!="?*", GOTO="iosched_run_end"
+# Nothing to choose from.
+ATTR{queue/scheduler}=="none", GOTO="iosched_run_end"
+
+# The first choice is already active.
+ENV{IOSCHED_SCHEDULER}=="none|none,*", ATTR{queue/scheduler}=="*[[]none[]]*", GOTO="iosched_run_end"
+ENV{IOSCHED_SCHEDULER}=="mq-deadline|mq-deadline,*|deadline|deadline,*", ATTR{queue/scheduler}=="*[[]mq-deadline[]]*", GOTO="iosched_run_end"
+ENV{IOSCHED_SCHEDULER}=="bfq|bfq,*", ATTR{queue/scheduler}=="*[[]bfq[]]*", GOTO="iosched_run_end"
+ENV{IOSCHED_SCHEDULER}=="kyber|kyber,*", ATTR{queue/scheduler}=="*[[]kyber[]]*", GOTO="iosched_run_end"
+
+# A change event where the first choice is a module the kernel still does
+# not list (the add event already asked for it) and the second is active:
+# the helper would only fall back to what runs.
+ACTION=="change", ENV{IOSCHED_SCHEDULER}=="bfq,mq-deadline|bfq,mq-deadline,*", ATTR{queue/scheduler}!="*bfq*", ATTR{queue/scheduler}=="*[[]mq-deadline[]]*", GOTO="iosched_run_end"
+ACTION=="change", ENV{IOSCHED_SCHEDULER}=="kyber,none|kyber,none,*", ATTR{queue/scheduler}!="*kyber*", ATTR{queue/scheduler}=="*[[]none[]]*", GOTO="iosched_run_end"
+
+LABEL="iosched_run"
+RUN+="iosched-udev"
+
+LABEL="iosched_run_end"
+`

@@ -1,0 +1,367 @@
+package rulesaudit
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// maxLine is systemd's UDEV_LINE_SIZE: udevd reads a rules file with
+// read_line(f, UDEV_LINE_SIZE), which fails for a line that long, and then
+// skips the whole file; a rule joined from continuation lines that
+// reaches it is ignored on its own (udev-rules.c, udev_rules_parse_file).
+const maxLine = 16384
+
+// ErrLineTooLong marks a file that udevd skips whole.
+var ErrLineTooLong = errors.New("line too long")
+
+// key is one KEY{attr}OP"value" of a rule.
+type key struct {
+	name, attr, op, value string
+	raw                   string // the quoted value as written, with its prefix
+	fold                  bool   // i"...": matched case-insensitively
+	original              string // the whole key as written
+}
+
+func (k key) match() bool  { return k.op == "==" || k.op == "!=" }
+func (k key) assign() bool { return k.op == "=" || k.op == ":=" }
+
+// rule is one logical line of a rules file: its keys and the line it
+// starts on.
+type rule struct {
+	line, end int // first and last line
+	keys      []key
+}
+
+// label returns the rule's LABEL, or "".
+func (r rule) label() string {
+	for _, k := range r.keys {
+		if k.name == "LABEL" {
+			return k.value
+		}
+	}
+	return ""
+}
+
+// gotoLabel returns the rule's GOTO target, or "".
+func (r rule) gotoLabel() string {
+	for _, k := range r.keys {
+		if k.name == "GOTO" {
+			return k.value
+		}
+	}
+	return ""
+}
+
+// readRules splits r into rules as udevd does: leading whitespace is
+// skipped, a line starting with '#' is ignored even inside a
+// continuation, a trailing backslash joins the next line, and a rule
+// udevd cannot parse is dropped.
+func readRules(r io.Reader) ([]rule, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(string(data), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	var rules []rule
+	var cont strings.Builder
+	inCont, ignore := false, false
+	start := 0
+	for i, raw := range lines {
+		if len(raw) >= maxLine {
+			return nil, fmt.Errorf("line %d: %w (%d bytes, udevd's limit is %d): udevd skips the whole file",
+				i+1, ErrLineTooLong, len(raw), maxLine-1)
+		}
+		if !inCont {
+			start = i + 1
+		}
+		line := strings.TrimLeft(strings.TrimSuffix(raw, "\r"), " \t\r\n")
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if inCont && !ignore {
+			if cont.Len()+len(line) >= maxLine {
+				ignore = true
+			}
+			cont.WriteString(line)
+			if !ignore {
+				line = cont.String()
+			}
+		}
+		if strings.HasSuffix(line, "\\") {
+			if ignore {
+				continue
+			}
+			line = line[:len(line)-1]
+			cont.Reset()
+			cont.WriteString(line)
+			inCont = true
+			continue
+		}
+		if !ignore && line != "" {
+			if keys, err := parseRule(line); err == nil && len(keys) > 0 {
+				rules = append(rules, rule{line: start, end: i + 1, keys: keys})
+			}
+		}
+		cont.Reset()
+		inCont, ignore = false, false
+	}
+	return rules, nil
+}
+
+// parseRule splits `KEY{attr}=="v", KEY="v"` into keys. udev skips a rule
+// it cannot parse, and so does this.
+func parseRule(s string) ([]key, error) {
+	var keys []key
+	for {
+		s = strings.TrimLeft(s, " \t,")
+		if s == "" {
+			return keys, nil
+		}
+		rest := s
+		var k key
+		i := strings.IndexAny(s, "{=!+-: \t")
+		if i <= 0 {
+			return nil, fmt.Errorf("no operator in %q", s)
+		}
+		k.name, s = s[:i], s[i:]
+		if strings.HasPrefix(s, "{") {
+			j := strings.IndexByte(s, '}')
+			if j < 0 {
+				return nil, fmt.Errorf("unclosed { in %q", s)
+			}
+			k.attr, s = s[1:j], s[j+1:]
+		}
+		s = strings.TrimLeft(s, " \t")
+		for _, op := range []string{"==", "!=", "+=", "-=", ":=", "="} {
+			if strings.HasPrefix(s, op) {
+				k.op, s = op, s[len(op):]
+				break
+			}
+		}
+		if k.op == "" {
+			return nil, fmt.Errorf("no operator after %s", k.name)
+		}
+		s = strings.TrimLeft(s, " \t")
+		v, n, fold, err := parseValue(s)
+		if err != nil {
+			return nil, fmt.Errorf("value of %s: %w", k.name, err)
+		}
+		k.value, k.fold, k.raw = v, fold, s[:n]
+		k.original = rest[:len(rest)-len(s)+n]
+		s = s[n:]
+		keys = append(keys, k)
+	}
+}
+
+// parseValue reads a quoted value with udev's optional prefixes
+// (udev_rule_parse_value): e"..." takes C escapes, i"..." matches
+// case-insensitively, both may be given once each; in a plain value only
+// \" is an escape. It returns the value, the bytes read and the i flag.
+func parseValue(s string) (string, int, bool, error) {
+	escaped, fold := false, false
+	p := 0
+	for ; p < len(s) && p < 2 && s[p] != '"'; p++ {
+		switch {
+		case s[p] == 'e' && !escaped:
+			escaped = true
+		case s[p] == 'i' && !fold:
+			fold = true
+		default:
+			return "", 0, false, fmt.Errorf("not quoted")
+		}
+	}
+	if p >= len(s) || s[p] != '"' {
+		return "", 0, false, fmt.Errorf("not quoted")
+	}
+	j := p + 1
+	var v strings.Builder
+	for ; j < len(s) && s[j] != '"'; j++ {
+		if s[j] == '\\' && j+1 < len(s) && (escaped || s[j+1] == '"') {
+			if !escaped {
+				j++
+			} else {
+				v.WriteByte(s[j])
+				j++
+			}
+		}
+		v.WriteByte(s[j])
+	}
+	if j >= len(s) {
+		return "", 0, false, fmt.Errorf("unterminated")
+	}
+	if !escaped {
+		return v.String(), j + 1, fold, nil
+	}
+	u, err := unescapeC(v.String())
+	if err != nil {
+		return "", 0, false, err
+	}
+	return u, j + 1, fold, nil
+}
+
+// unescapeC undoes the C escapes of an e"..." value (systemd's
+// cunescape): \a \b \f \n \r \t \v \\ \" \' \xHH and \OOO octal.
+func unescapeC(s string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		if i >= len(s) {
+			return "", fmt.Errorf("trailing backslash")
+		}
+		switch c := s[i]; c {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\', '"', '\'':
+			b.WriteByte(c)
+		case 'x':
+			if i+2 >= len(s) {
+				return "", fmt.Errorf("short \\x escape")
+			}
+			n, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			if err != nil || n == 0 {
+				return "", fmt.Errorf("bad \\x escape %q", s[i-1:i+3])
+			}
+			b.WriteByte(byte(n))
+			i += 2
+		case '0', '1', '2', '3':
+			if i+2 >= len(s) {
+				return "", fmt.Errorf("short octal escape")
+			}
+			n, err := strconv.ParseUint(s[i:i+3], 8, 8)
+			if err != nil || n == 0 {
+				return "", fmt.Errorf("bad octal escape %q", s[i-1:i+3])
+			}
+			b.WriteByte(byte(n))
+			i += 2
+		default:
+			return "", fmt.Errorf("unknown escape \\%c", c)
+		}
+	}
+	return b.String(), nil
+}
+
+// globMatch matches a udev pattern: '|' separates alternatives, each a
+// shell glob (fnmatch); fold matches case-insensitively (the i prefix).
+func globMatch(pattern, s string, fold bool) bool {
+	if fold {
+		pattern, s = strings.ToLower(pattern), strings.ToLower(s)
+	}
+	for _, alt := range strings.Split(pattern, "|") {
+		if fnmatch(alt, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// fnmatch is fnmatch(3) with no flags, as udevd calls it: '*' and '?'
+// match any byte, '/' too; a bracket expression may start with '!' or '^'
+// and take ']' first; '\\' escapes; an unclosed '[' is a plain byte.
+func fnmatch(p, s string) bool {
+	for len(p) > 0 {
+		switch p[0] {
+		case '*':
+			for len(p) > 0 && p[0] == '*' {
+				p = p[1:]
+			}
+			if p == "" {
+				return true
+			}
+			for i := 0; i <= len(s); i++ {
+				if fnmatch(p, s[i:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if s == "" {
+				return false
+			}
+			p, s = p[1:], s[1:]
+		case '[':
+			if s == "" {
+				return false
+			}
+			if ok, n, valid := matchClass(p, s[0]); valid {
+				if !ok {
+					return false
+				}
+				p, s = p[n:], s[1:]
+				continue
+			}
+			if s[0] != '[' {
+				return false
+			}
+			p, s = p[1:], s[1:]
+		case '\\':
+			if len(p) > 1 {
+				p = p[1:]
+			}
+			fallthrough
+		default:
+			if s == "" || p[0] != s[0] {
+				return false
+			}
+			p, s = p[1:], s[1:]
+		}
+	}
+	return s == ""
+}
+
+// matchClass matches c against the bracket expression at the start of p:
+// whether it matches, the pattern bytes it spans, and whether it is
+// closed at all.
+func matchClass(p string, c byte) (bool, int, bool) {
+	i := 1
+	negate := i < len(p) && (p[i] == '!' || p[i] == '^')
+	if negate {
+		i++
+	}
+	match := false
+	for first := true; i < len(p); first = false {
+		if p[i] == ']' && !first {
+			return match != negate, i + 1, true
+		}
+		lo := p[i]
+		if lo == '\\' && i+1 < len(p) {
+			i++
+			lo = p[i]
+		}
+		i++
+		hi := lo
+		if i+1 < len(p) && p[i] == '-' && p[i+1] != ']' {
+			hi = p[i+1]
+			if hi == '\\' && i+2 < len(p) {
+				i++
+				hi = p[i+1]
+			}
+			i += 2
+		}
+		if lo <= c && c <= hi {
+			match = true
+		}
+	}
+	return false, 0, false
+}
