@@ -136,13 +136,15 @@ func flatten(err error) []error {
 // policyHolds fills in whether the disk's queue is what its recorded
 // policy asks for: the same dry pass `apply` makes first, so "holds" here
 // means `apply` would write nothing. Drift lists what it would change.
-func (e env) policyHolds(st *diskStatus, q sysfs.Queue, props map[string]string) {
+func (e env) policyHolds(st *diskStatus, q sysfs.Queue, scheduler string, props map[string]string) {
 	list, keys := policyOf(props)
 	if st.Active == "" || list == "" && len(keys) == 0 {
 		return // no scheduler to apply to, or nothing asked
 	}
 	wanted, settings, bad := e.recordedPolicy(q, list, keys, func(k string) string { return props[k] })
-	p := e.pass(q, wanted, settings, true)
+	// status has just read queue/scheduler: a second read would cost a
+	// syscall round per disk and tell nothing new.
+	p := e.pass(readQueue{q, "scheduler", scheduler}, wanted, settings, true)
 	if p.gone {
 		st.Note = "went away"
 		return
@@ -198,4 +200,17 @@ func (e env) checkRows(rows []diskStatus) error {
 		return errReported{failed}
 	}
 	return nil
+}
+
+// readQueue is a queue whose one attribute has been read already.
+type readQueue struct {
+	sysfs.Queue
+	attr, value string
+}
+
+func (r readQueue) Read(attr string) (string, error) {
+	if attr == r.attr {
+		return r.value, nil
+	}
+	return r.Queue.Read(attr)
 }

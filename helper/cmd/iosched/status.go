@@ -129,7 +129,7 @@ func (e env) diskStatus(disk string) diskStatus {
 		st.Wanted = &v
 	}
 	st.Attrs = recordedAttrs(props)
-	e.policyHolds(&st, q, props)
+	e.policyHolds(&st, q, s, props)
 	return st
 }
 
