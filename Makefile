@@ -44,7 +44,7 @@ fuzz: deps
 itest: build
 	$(GO) test -count=1 ./test/integration/...
 
-test: lint gotest fuzz itest vmtest udevtest udevfix pkgtest
+test: lint gotest fuzz itest vmtest udevtest udevfix udevfleet pkgtest
 
 # bench: every benchmark, each rewriting its table in docs/: the kernel
 # series base vs patched in qemu (vmbench), the udev rules in qemu

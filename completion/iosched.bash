@@ -32,11 +32,11 @@ _iosched() {
 	local i n=0 dev=""
 	COMPREPLY=()
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		mapfile -t COMPREPLY < <(compgen -W "set udev status audit probe help version --help --version" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "set udev status apply audit probe help version --help --version" -- "$cur")
 		return
 	fi
 	# Every command takes --help; flags may follow the positional arguments.
-	if [[ $cur == -* && $cmd != set && $cmd != status && $cmd != probe && $cmd != audit ]]; then
+	if [[ $cur == -* && $cmd != set && $cmd != status && $cmd != apply && $cmd != probe && $cmd != audit ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "--help" -- "$cur")
 		return
 	fi
@@ -77,10 +77,17 @@ _iosched() {
 		fi
 		;;
 	status)
-		mapfile -t COMPREPLY < <(compgen -W "--json --help" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "--check --json --format=table --format=json --format=prometheus --help" -- "$cur")
+		;;
+	apply)
+		if [[ $cur == -* ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "--dry-run --help" -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -W "$(_iosched_disks)" -- "$cur")
+		fi
 		;;
 	help)
-		[ "$COMP_CWORD" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W "set udev status audit probe help version" -- "$cur")
+		[ "$COMP_CWORD" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W "set udev status apply audit probe help version" -- "$cur")
 		;;
 	audit)
 		if [[ $cur == -* ]]; then

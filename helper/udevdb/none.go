@@ -2,10 +2,10 @@
 
 package udevdb
 
-// Available reports whether Property can read the database.
+// Available reports whether Policy can read the database.
 const Available = false
 
-// Property always fails in a build without cgo.
-func Property(disk, key string) (string, bool, error) {
-	return "", false, ErrUnavailable
+// Policy always fails in a build without cgo.
+func Policy(disk string) (map[string]string, error) {
+	return nil, ErrUnavailable
 }

@@ -1,14 +1,31 @@
 // Package udevdb reads the properties udev recorded for a block device:
-// the rules store the wanted scheduler list as IOSCHED_SCHEDULER, and
-// `iosched status` shows it beside what the kernel reports.
+// the rules store the wanted scheduler list as IOSCHED_SCHEDULER and
+// queue attributes as IOSCHED_ATTR_*/IOSCHED_TUNE_*, and `iosched status`
+// and `iosched apply` read them back.
 package udevdb
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/iosched/iosched/helper/queueattr"
+)
 
 // ErrUnavailable means this build cannot read the udev database (it was
 // built without cgo, so without libudev).
 var ErrUnavailable = errors.New("udev database not readable by this build (built without libudev)")
 
-// Lookup returns the value of property key for the block device named
-// disk, and whether udev holds that property at all.
-type Lookup func(disk, key string) (value string, ok bool, err error)
+// Lookup returns the policy properties udev holds for the block device
+// named disk (Policy, or a fixture in tests).
+type Lookup func(disk string) (map[string]string, error)
+
+// policyOnly keeps the properties that carry a setting, as
+// queueattr.FromProperty names them.
+func policyOnly(all map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range all {
+		if _, ok := queueattr.FromProperty(k); ok {
+			out[k] = v
+		}
+	}
+	return out
+}

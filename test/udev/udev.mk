@@ -1,9 +1,19 @@
 # udev end-to-end test and benchmark: the shipped rules and the helper,
 # installed with `make install DESTDIR=...` into a copy of the Debian
 # trixie root filesystem, under a real systemd-udevd in qemu (test/udev/run).
-.PHONY: udevtest udevbench
+.PHONY: udevtest udevbench udevfleet udevfleetbench
 udevtest: build
 	test/udev/run test
+
+# status --check, apply and the Prometheus output against a real udev
+# database, with writes counted by ftrace.
+udevfleet: build
+	test/udev/run fleet
+
+# apply against status on 64 null_blk disks whose policy holds: zero
+# writes, and apply within 1.2x of status's time.
+udevfleetbench: build
+	test/udev/run fleetbench
 
 # Rewrites the measured section of docs/udev.md.
 udevbench: build

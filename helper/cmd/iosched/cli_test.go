@@ -117,7 +117,7 @@ func TestHelp(t *testing.T) {
 	}
 	// A usage error prints that command's usage only.
 	got, _ = runAll(t, sys, nil, nil, "status", "sda")
-	if diff := cmp.Diff(result{Code: 2, Stderr: "iosched: status takes no arguments\nusage: iosched status [--json]\n"}, got); diff != "" {
+	if diff := cmp.Diff(result{Code: 2, Stderr: "iosched: status takes no arguments\nusage: iosched status [--check] [--format=table|json|prometheus]\n"}, got); diff != "" {
 		t.Errorf("iosched status sda (-want +got):\n%s", diff)
 	}
 }

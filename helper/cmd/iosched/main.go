@@ -7,7 +7,8 @@
 //
 //	iosched set [--dry-run] DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
 //	iosched udev
-//	iosched status [--json]
+//	iosched status [--check] [--format=table|json|prometheus]
+//	iosched apply [--dry-run] [DEVICE...]
 //	iosched audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]
 //	iosched probe [--runs N]
 //	iosched help [COMMAND]
@@ -22,6 +23,11 @@
 // ACTION, DEVPATH, DEVTYPE, IOSCHED_SCHEDULER, IOSCHED_ATTR_<attr> and
 // IOSCHED_TUNE_<tunable> from the environment. Installed as iosched-udev,
 // the program runs "udev".
+//
+// "apply" does what "udev" does, for every disk or the DEVICEs named,
+// with the policy read from the udev database instead of an event.
+// "status --check" exits 1 when a disk's recorded policy does not hold;
+// "status --format=prometheus" prints it for node_exporter.
 //
 // "audit" lists udev rules that write a queue attribute whose every write
 // freezes the queue (ATTR{} on change events), with the iosched rule that
@@ -90,7 +96,7 @@ func main() {
 		sys:       sysfs.Default,
 		locks:     disklock.Default,
 		modules:   runningKernelModules,
-		udev:      udevdb.Property,
+		udev:      udevdb.Policy,
 		rulesDirs: rulesaudit.Dirs,
 		geteuid:   os.Geteuid,
 	}
@@ -133,10 +139,18 @@ IOSCHED_SCHEDULER, IOSCHED_ATTR_<attr> and IOSCHED_TUNE_<tunable> from the
 environment and does what set does. Bad properties are reported one a
 line and skipped; the rest is applied, and the exit status is then 1.
 `, cmdUdev},
-		{"status", "status [--json]", `One row per disk: active scheduler, the ones offered, rotational, the
-list udev recorded and whether it holds.
-  --json  print a JSON array
+		{"status", "status [--check] [--format=table|json|prometheus]", `One row per disk: active scheduler, the ones offered, rotational, the
+list udev recorded and whether the recorded policy holds.
+  --check   exit 1 when a disk's policy does not hold, one stderr line each
+  --format  table (the default), json, or prometheus (node_exporter's
+            textfile collector)
+  --json    the same as --format=json
 `, cmdStatus},
+		{"apply", "apply [--dry-run] [DEVICE...]", `Bring every disk, or each DEVICE, to the policy udev recorded for it (in
+the udev database), as udev would on an event but without one. Writes
+only what would change; exit 1 when a disk could not be brought to it.
+  --dry-run  say what would change, write nothing
+`, cmdApply},
 		{"audit", "audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]", `List udev rules that write a freezing queue attribute on change events:
 exit 0 when there are none, 1 when there are any, 2 when a rules file or
 directory could not be read (reported and skipped). Without arguments,
@@ -301,6 +315,10 @@ func run(e env, args []string) int {
 	var found errFound
 	if errors.As(err, &found) {
 		return found.exit()
+	}
+	var reported errReported
+	if errors.As(err, &reported) {
+		return exitFailure
 	}
 	// One line an error: errors.Join puts each on its own line.
 	for _, line := range strings.Split(err.Error(), "\n") {

@@ -102,10 +102,7 @@ func testEnv(t testing.TB, sys sysfs.FS, environ map[string]string, db map[strin
 		},
 		sys:     sys,
 		modules: func() kmod.Index { return kmod.Index(filepath.Join(string(sys), "nomodules")) },
-		udev: func(disk, key string) (string, bool, error) {
-			v, ok := db[disk+"/"+key]
-			return v, ok, nil
-		},
+		udev:    fakeUdev(db),
 		devNum:  func(string) (uint32, uint32, error) { return 8, 1, nil },
 		locks:   disklock.Dir{Path: filepath.Join(t.TempDir(), "iosched"), Owner: os.Geteuid()},
 		geteuid: func() int { return 1000 },
@@ -279,7 +276,8 @@ zram0    -            -                           no          -                -
 	wantRows := []diskStatus{
 		{Disk: "loop0", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("")},
 		{Disk: "nvme0n1", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("none"), Holds: &yes},
-		{Disk: "sda", Active: "mq-deadline", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &yes, Wanted: s("bfq,mq-deadline"), Holds: &no},
+		{Disk: "sda", Active: "mq-deadline", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &yes, Wanted: s("bfq,mq-deadline"), Holds: &no,
+			Drift: []string{"mq-deadline -> bfq"}},
 		{Disk: "zram0", Rotational: &no},
 	}
 	if diff := cmp.Diff(wantRows, rows, cmp.AllowUnexported(diskStatus{})); diff != "" {

@@ -93,7 +93,7 @@ func (e env) resolver() blockdev.Resolver {
 }
 
 // disk is the apply.Disk of q, with this environment's module index.
-func (e env) disk(q sysfs.Queue, dryRun bool) apply.Disk {
+func (e env) disk(q apply.Queue, dryRun bool) apply.Disk {
 	d := apply.NewDisk(q)
 	d.DryRun = dryRun
 	d.Loadable = func(name string) (bool, error) {
@@ -250,9 +250,9 @@ func hint(unavailable []string) string {
 	return strings.Join(h, "; ")
 }
 
-func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun bool) passResult {
+func (e env) pass(q apply.Queue, wanted []string, settings []setting, dryRun bool) passResult {
 	d := e.disk(q, dryRun)
-	p := passResult{disk: q.Disk}
+	p := passResult{disk: q.Name()}
 	note := func(res fmt.Stringer, changed bool, err error) bool {
 		switch {
 		case errors.Is(err, apply.ErrGone):
@@ -288,7 +288,7 @@ func (e env) pass(q sysfs.Queue, wanted []string, settings []setting, dryRun boo
 	for _, s := range settings {
 		if s.spec.Kind == queueattr.Tunable && (!schedOK || dryRun && schedChanged) {
 			if !schedOK {
-				p.errs = append(p.errs, fmt.Errorf("%s: %s not set: the scheduler was not applied", q.Disk, s.spec.Name))
+				p.errs = append(p.errs, fmt.Errorf("%s: %s not set: the scheduler was not applied", q.Name(), s.spec.Name))
 			} else {
 				// The new scheduler's tunables exist only after the switch.
 				p.lines = append(p.lines, fmt.Sprintf("%s -> %s after the switch", s.spec.Name, s.value))

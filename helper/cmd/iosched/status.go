@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/iosched/iosched/helper/apply"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
@@ -26,6 +23,9 @@ type diskStatus struct {
 	Wanted     *string  `json:"wanted,omitempty"` // nil: udev recorded no policy
 	Holds      *bool    `json:"holds,omitempty"`  // nil: nothing wanted, or unknown
 	Note       string   `json:"note,omitempty"`
+
+	Attrs map[string]string `json:"attrs,omitempty"` // recorded IOSCHED_ATTR_*/IOSCHED_TUNE_*, by attribute
+	Drift []string          `json:"drift,omitempty"` // what apply would change
 	// noUdevDB: this build cannot read the udev database, so an absent
 	// Wanted means "unknown", not "no policy".
 	noUdevDB bool
@@ -33,7 +33,9 @@ type diskStatus struct {
 
 func cmdStatus(e env, args []string) error {
 	fs := newFlagSet("status")
-	asJSON := fs.Bool("json", false, "print a JSON array")
+	asJSON := fs.Bool("json", false, "print a JSON array (--format=json)")
+	format := fs.String("format", "table", "table, json or prometheus (node_exporter's textfile collector)")
+	check := fs.Bool("check", false, "exit 1 when a disk's recorded policy does not hold, naming it on stderr")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -41,18 +43,41 @@ func cmdStatus(e env, args []string) error {
 	if len(pos) != 0 {
 		return usagef("status takes no arguments")
 	}
+	if *asJSON {
+		if *format != "table" && *format != "json" {
+			return usagef("status: --json and --format=%s conflict", *format)
+		}
+		*format = "json"
+	}
+	if *format != "table" && *format != "json" && *format != "prometheus" {
+		return usagef("status: unknown --format %q (want table, json or prometheus)", *format)
+	}
 	rows, err := e.statusRows()
 	if err != nil {
 		return err
 	}
+	if err := e.printStatus(rows, *format); err != nil {
+		return err
+	}
+	if *check {
+		return e.checkRows(rows)
+	}
+	return nil
+}
+
+func (e env) printStatus(rows []diskStatus, format string) error {
 	// One write(2) for the whole table, not one per cell.
 	out := bufio.NewWriter(e.stdout)
-	if *asJSON {
+	switch format {
+	case "json":
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rows); err != nil {
 			return err
 		}
+		return out.Flush()
+	case "prometheus":
+		e.writePrometheus(out, rows)
 		return out.Flush()
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
@@ -68,16 +93,10 @@ func cmdStatus(e env, args []string) error {
 }
 
 func (e env) statusRows() ([]diskStatus, error) {
-	dir := e.sys.Path("block")
-	ents, err := os.ReadDir(dir)
+	names, err := e.diskNames()
 	if err != nil {
-		return nil, fmt.Errorf("list disks in %s: %w", dir, err)
+		return nil, err
 	}
-	names := make([]string, 0, len(ents))
-	for _, ent := range ents {
-		names = append(names, ent.Name())
-	}
-	sort.Strings(names)
 	rows := make([]diskStatus, 0, len(names))
 	for _, n := range names {
 		rows = append(rows, e.diskStatus(n))
@@ -93,38 +112,24 @@ func (e env) diskStatus(disk string) diskStatus {
 		st.Rotational = &rot
 	}
 	var line sched.Line
-	if s, err := q.Read("scheduler"); err == nil {
+	s, err := q.Read("scheduler")
+	if err == nil {
 		if line, err = sched.Parse(s); err == nil {
 			st.Active, st.Offered = line.Active, line.Offered
 		} else {
 			st.Note = err.Error()
 		}
 	}
-	v, ok, err := e.udev(disk, queueattr.Property(queueattr.Scheduler))
-	switch {
-	case err != nil:
+	props, err := e.udev(disk)
+	if err != nil {
 		st.Note, st.noUdevDB = err.Error(), errors.Is(err, udevdb.ErrUnavailable)
 		return st
-	case !ok:
-		return st
 	}
-	st.Wanted = &v
-	wanted, err := sched.ParseList(v)
-	if v == "" || st.Active == "" || err != nil {
-		if err != nil && v != "" {
-			st.Note = err.Error()
-		}
-		return st
+	if v, ok := props[queueattr.Property(queueattr.Scheduler)]; ok {
+		st.Wanted = &v
 	}
-	// A dry run answers "would anything be written?" with the same
-	// decision `iosched set` makes.
-	res, err := e.disk(q, true).SchedulerFrom(line, wanted)
-	holds := err == nil && !res.Changed
-	if err != nil && !errors.Is(err, apply.ErrUnavailable) {
-		st.Note = err.Error()
-		return st
-	}
-	st.Holds = &holds
+	st.Attrs = recordedAttrs(props)
+	e.policyHolds(&st, q, s, props)
 	return st
 }
 

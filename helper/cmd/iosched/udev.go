@@ -62,46 +62,21 @@ func cmdUdev(e env, args []string) error {
 	if !q.Has("scheduler") {
 		return writeOut(e, dev.Disk+": no I/O scheduler, nothing to do\n")
 	}
-	var bad []error
-	var wanted []string
-	if list != "" {
-		if wanted, err = sched.ParseList(list); err != nil {
-			// Keep the scheduler as it is; the attributes still apply.
-			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", dev.Disk, schedProp, list, err))
-			wanted = nil
-		}
-	}
-	var settings []setting
-	for _, k := range props {
-		name, _ := queueattr.FromProperty(k)
-		v := e.getenv(k)
-		s, err := parseSetting(name, v)
-		switch {
-		case errors.Is(err, queueattr.ErrBadValue):
-			// The message names the attribute and the value already.
-			bad = append(bad, fmt.Errorf("%s: %s: %w", dev.Disk, clip(k), err))
-			continue
-		case err != nil:
-			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", dev.Disk, clip(k), v, err))
-			continue
-		}
-		s.from = k
-		settings = append(settings, s)
-	}
-	settings, badTunes := e.checkTunables(q, wanted, settings)
-	for _, err := range badTunes {
-		bad = append(bad, fmt.Errorf("%w; skipped", err))
-	}
+	wanted, settings, bad := e.recordedPolicy(q, list, props, e.getenv)
 	err = e.applyAll(q, wanted, settings, false)
 	return errors.Join(append(bad, err)...)
 }
 
-// udevProperties lists the attribute properties that are set, sorted by
-// name so the order is stable; scheduler tunables come last, after the
-// switch. An empty value is an override's opt-out: not listed.
-func (e env) udevProperties() []string {
+// udevProperties lists the event's attribute properties (policyKeys).
+func (e env) udevProperties() []string { return policyKeys(e.environ()) }
+
+// policyKeys lists the attribute properties that are set among KEY=VALUE
+// pairs, sorted by name so the order is stable; scheduler tunables come
+// last, after the switch. An empty value is an override's opt-out: not
+// listed.
+func policyKeys(kvs []string) []string {
 	var plain, tunes []string
-	for _, kv := range e.environ() {
+	for _, kv := range kvs {
 		k, v, _ := strings.Cut(kv, "=")
 		name, ok := queueattr.FromProperty(k)
 		switch {
@@ -115,4 +90,41 @@ func (e env) udevProperties() []string {
 	sort.Strings(plain)
 	sort.Strings(tunes)
 	return append(plain, tunes...)
+}
+
+// recordedPolicy parses a disk's policy: list is IOSCHED_SCHEDULER, keys
+// the attribute properties (policyKeys), get reads a property. It never
+// gives up on good input: each bad property comes back as an error
+// naming the disk, and the valid settings still count.
+func (e env) recordedPolicy(q sysfs.Queue, list string, keys []string, get func(string) string) (wanted []string, settings []setting, bad []error) {
+	schedProp := queueattr.Property(queueattr.Scheduler)
+	if list != "" {
+		var err error
+		if wanted, err = sched.ParseList(list); err != nil {
+			// Keep the scheduler as it is; the attributes still apply.
+			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", q.Disk, schedProp, list, err))
+			wanted = nil
+		}
+	}
+	for _, k := range keys {
+		name, _ := queueattr.FromProperty(k)
+		v := get(k)
+		s, err := parseSetting(name, v)
+		switch {
+		case errors.Is(err, queueattr.ErrBadValue):
+			// The message names the attribute and the value already.
+			bad = append(bad, fmt.Errorf("%s: %s: %w", q.Disk, clip(k), err))
+			continue
+		case err != nil:
+			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", q.Disk, clip(k), v, err))
+			continue
+		}
+		s.from = k
+		settings = append(settings, s)
+	}
+	settings, badTunes := e.checkTunables(q, wanted, settings)
+	for _, err := range badTunes {
+		bad = append(bad, fmt.Errorf("%w; skipped", err))
+	}
+	return wanted, settings, bad
 }
