@@ -2,7 +2,6 @@ package integration
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -270,24 +269,5 @@ func newReadOnlyLoop(t *testing.T) *loopDev {
 	if err := os.Truncate(img, 16<<20); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("losetup", "-r", "-f", "--show", img).CombinedOutput()
-	if err != nil {
-		t.Fatalf("losetup -r -f --show %s: %v\n%s", img, err, out)
-	}
-	dev := strings.TrimSpace(string(out))
-	m := loopName.FindStringSubmatch(dev)
-	if m == nil {
-		t.Fatalf("losetup --show printed %q, not /dev/loopN", dev)
-	}
-	d := &loopDev{Dev: dev, Name: m[1], Sched: "/sys/block/" + m[1] + "/queue/scheduler"}
-	orig, origErr := activeErr(d)
-	t.Cleanup(func() { d.release(t, img, orig) })
-	if origErr != nil {
-		t.Fatal(origErr)
-	}
-	if d.Real, err = filepath.EvalSymlinks(d.Sched); err != nil {
-		t.Fatal(err)
-	}
-	d.Devpath = strings.TrimPrefix(filepath.Dir(filepath.Dir(d.Real)), "/sys")
-	return d
+	return attachLoop(t, img, "-r", "-f", "--show")
 }

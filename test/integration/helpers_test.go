@@ -100,6 +100,13 @@ func newLoop(t *testing.T, label string) *loopDev {
 		}
 		args = append(args, "-P")
 	}
+	return attachLoop(t, img, args...)
+}
+
+// attachLoop runs losetup ARGS IMG (ARGS with --show) and registers the
+// cleanup that restores the scheduler and detaches.
+func attachLoop(t *testing.T, img string, args ...string) *loopDev {
+	t.Helper()
 	out, err := exec.Command("losetup", append(args, img)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("losetup %s %s: %v\n%s", strings.Join(args, " "), img, err, out)
