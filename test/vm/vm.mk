@@ -28,3 +28,13 @@ vmtest-limits: deps
 
 vmbench-limits: deps
 	test/vm/limits/run bench
+
+# kernels: the base kernel of every version in test/vm/kernels.list (6.12,
+# 7.2, 7.3), each booted on null_blk to time an unchanged write of every
+# setting the helper knows; rewrites docs/kernels.md. Part of `make bench`,
+# not of `make test` (three kernel builds the first time).
+.PHONY: kernels
+kernels: deps
+	GO="$(GO)" test/vm/kernels measure
+
+bench: kernels
