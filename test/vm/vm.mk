@@ -5,8 +5,10 @@
 vmkernels: deps
 	test/vm/build-kernels
 
-# vmtest: all guest tests on p2, base (control), p1 and debug, then checkpatch.
+# vmtest: the mirror lookup on sources of its own, all guest tests on p2,
+# base (control), p1 and debug, then checkpatch.
 vmtest: deps
+	test/lib/apt-mirror-test
 	test/vm/vmtest
 	test/vm/limits/run test
 
