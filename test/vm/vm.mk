@@ -5,8 +5,10 @@
 vmkernels: deps
 	test/vm/build-kernels
 
-# vmtest: all guest tests on p2, base (control), p1 and debug, then checkpatch.
+# vmtest: the mirror lookup on sources of its own, all guest tests on p2,
+# base (control), p1 and debug, then checkpatch.
 vmtest: deps
+	test/lib/apt-mirror-test
 	test/vm/vmtest
 	test/vm/limits/run test
 
@@ -28,3 +30,13 @@ vmtest-limits: deps
 
 vmbench-limits: deps
 	test/vm/limits/run bench
+
+# kernels: the base kernel of every version in test/vm/kernels.list (6.12,
+# 7.2, 7.3), each booted on null_blk to time an unchanged write of every
+# setting the helper knows; rewrites docs/kernels.md. Part of `make bench`,
+# not of `make test` (three kernel builds the first time).
+.PHONY: kernels
+kernels: deps
+	GO="$(GO)" test/vm/kernels measure
+
+bench: kernels
