@@ -26,10 +26,16 @@ build: deps
 status: build
 	bin/iosched status
 
+# lint: Go (gofmt, vet, staticcheck), every shell script git tracks
+# (shellcheck, warnings and errors), and references a reader of the
+# repository cannot follow (scripts/check-references).
 lint: deps
 	test -z "$$(gofmt -l helper test bench)" || { gofmt -l helper test bench; exit 1; }
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
+	shellcheck -S warning -x $$(scripts/shell-files)
+	scripts/check-references
+	scripts/check-references-test
 
 gotest: deps
 	$(GO) test ./helper/...

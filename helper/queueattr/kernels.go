@@ -74,14 +74,17 @@ var oldest = Kernel{6, 12}
 //   - commit b07a889e8335 "block: move q->sysfs_lock and queue-freeze
 //     under show/store method" (6.15) moved the freeze into the stores
 //     that kept it, those five among them.
-//   - "block: Remove queue freezing from several sysfs store callbacks"
-//     (Bart Van Assche, 2025-10, Cc stable; Fixes: af2814149883) dropped
-//     it from io_timeout, nomerges, read_ahead_kb and rq_affinity, and an
-//     unchanged nr_requests returns before its freeze
+//   - commit 935a20d1bebf "block: Remove queue freezing from several
+//     sysfs store callbacks" (Bart Van Assche; Cc stable, Fixes:
+//     af2814149883; mainline 6.19, and in the 6.18 stable series)
+//     dropped it from io_timeout, nomerges, read_ahead_kb and
+//     rq_affinity, and an unchanged nr_requests returns before its freeze
 //     (blk-sysfs.c:queue_requests_store). Measured on 6.18.44, median of
 //     20 unchanged write(2)s on a loop device: read_ahead_kb, nomerges,
 //     nr_requests, rq_affinity 0.001 ms; rotational 20 ms, wbt_lat_usec
-//     16 ms. 6.15 to 6.17 are taken as freezing: the conservative answer.
+//     16 ms; so the range ends before 6.18 (an early 6.18.y without the
+//     backport still froze). 6.15 to 6.17 are taken as freezing: the
+//     conservative answer. kernel-patches/README.md has the whole chain.
 //   - queue limits (queue_limits_commit_update_frozen), wbt_lat_usec
 //     (blk-wbt.c:wbt_set_lat freezes before it compares) and the
 //     scheduler (elevator.c:elevator_change freezes before

@@ -1,8 +1,10 @@
+# shellcheck shell=sh
 # Shared by the guest scripts of vmtest and vmbench (sourced, not run; busybox
 # sh in the harness initramfs). Results go to stdout as "@@ " lines
 # (test/vm/HARNESS.md); the harness init prints "@@ exit N" from our status.
 
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+# shellcheck source=test/vm/guest/report.sh
 . /iosched/report.sh
 
 # param NAME DEFAULT: the value of iosched.NAME=VALUE on the kernel command

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # How every guest script reports (sourced, not run, by guest/lib.sh in the
 # harness initramfs and by test/udev/guest-lib.sh in the root filesystem):
 # results go to stdout as "@@ " lines (test/vm/HARNESS.md), failures are

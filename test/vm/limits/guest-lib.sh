@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Guest helpers of the limits series' tests (sourced after /iosched/lib.sh;
 # put at /iosched/limits-lib.sh by test/vm/limits/run).
 
