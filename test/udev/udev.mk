@@ -24,3 +24,6 @@ udevbench: build
 .PHONY: udevfix
 udevfix: build
 	test/udev/run fix
+
+# `make bench` runs the fleet benchmark too.
+bench: udevfleetbench
