@@ -64,3 +64,4 @@ clean:
 include test/vm/vm.mk
 include test/udev/udev.mk
 include packaging.mk
+include test/boot/boot.mk
