@@ -65,9 +65,7 @@ func cmdApply(e env, args []string) error {
 		if err != nil {
 			failed++
 			out.Flush()
-			for _, err := range flatten(err) {
-				fmt.Fprintf(e.stderr, "iosched: %v\n", err)
-			}
+			e.reportErr(err)
 		}
 	}
 	if failed > 0 {
@@ -123,14 +121,6 @@ func (e env) diskNames() ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
-}
-
-// flatten splits an errors.Join into its errors, one line each.
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 // policyHolds fills in whether the disk's queue is what its recorded
@@ -193,7 +183,7 @@ func (e env) checkRows(rows []diskStatus) error {
 		if r.Note != "" {
 			why = strings.Join(append(r.Drift, r.Note), "; ")
 		}
-		fmt.Fprintf(e.stderr, "iosched: %s: policy does not hold: %s\n", r.Disk, why)
+		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(fmt.Sprintf("%s: policy does not hold: %s", r.Disk, why)))
 		failed++
 	}
 	if failed > 0 {

@@ -320,10 +320,7 @@ func run(e env, args []string) int {
 	if errors.As(err, &reported) {
 		return exitFailure
 	}
-	// One line an error: errors.Join puts each on its own line.
-	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(line))
-	}
+	e.reportErr(err)
 	var ue usageError
 	if errors.As(err, &ue) {
 		// udev logs a RUN program's output: no usage text there.
@@ -333,6 +330,14 @@ func run(e env, args []string) int {
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// reportErr writes err to stderr, one line an error (errors.Join puts
+// each on its own line), each quoted value clipped.
+func (e env) reportErr(err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(line))
+	}
 }
 
 // maxShown is how much of a quoted value an error message shows: a
