@@ -88,3 +88,6 @@ reload() { udevadm control --reload; }
 
 # now_ns: wall clock in nanoseconds.
 now_ns() { date +%s%N; }
+
+# median: the median of the numbers on stdin, one a line.
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
