@@ -79,11 +79,10 @@ var oldest = Kernel{6, 12}
 //     af2814149883; mainline 6.19, and in the 6.18 stable series)
 //     dropped it from io_timeout, nomerges, read_ahead_kb and
 //     rq_affinity, and an unchanged nr_requests returns before its freeze
-//     (blk-sysfs.c:queue_requests_store). Measured on 6.18.44, median of
-//     20 unchanged write(2)s on a loop device: read_ahead_kb, nomerges,
-//     nr_requests, rq_affinity 0.001 ms; rotational 20 ms, wbt_lat_usec
-//     16 ms; so the range ends before 6.18 (an early 6.18.y without the
-//     backport still froze). 6.15 to 6.17 are taken as freezing: the
+//     (blk-sysfs.c:queue_requests_store). On 6.18.44 `iosched probe
+//     --runs 20` (docs/kernels.md) measured read_ahead_kb at 0.001 ms
+//     against 16 ms for the limits and wbt_lat_usec, so the range ends
+//     before 6.18 (an early 6.18.y without the backport still froze). 6.15 to 6.17 are taken as freezing: the
 //     conservative answer. kernel-patches/README.md has the whole chain.
 //   - queue limits (queue_limits_commit_update_frozen), wbt_lat_usec
 //     (blk-wbt.c:wbt_set_lat freezes before it compares) and the
