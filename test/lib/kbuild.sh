@@ -1,18 +1,21 @@
 # shellcheck shell=sh
 # kbuild.sh: configure and build a kernel from a tree fetched by
 # test/vm/fetch-kernel, objects in an O= directory (POSIX sh, sourced).
-# The caller sets SRC (the tree), JOBS, and defines log(). These are the
-# steps test/vm/build-kernels runs; build-kernels keeps its own copy for
-# now, because its cache key hashes its own text and changing it would
-# rebuild every cached 7.3 kernel.
+# The caller sets SRC (the tree), JOBS, and defines log(). Used by
+# test/vm/kernels and test/boot/build-kernel; test/vm/build-kernels keeps
+# its own copy for now, because its cache key hashes its own text and
+# changing it would rebuild every cached 7.3 kernel.
 
 # kmake DIR ARGS...: make in the shared tree with its objects in DIR.
 kmake() { _b=$1; shift; make -s -C "$SRC" O="$_b" ARCH=x86_64 "$@"; }
 
 # kconfigure DIR FRAGMENT...: tinyconfig + fragments, olddefconfig, then
-# check that every option a fragment asks for survived (Kconfig drops an
-# option whose dependencies are missing without a word). Returns 1 and
-# names each dropped option when one is; done once a directory.
+# check that every option the fragments ask for survived (Kconfig drops an
+# option whose dependencies are missing without a word). A later fragment
+# overrides an earlier one, as merge_config.sh merges them: the last
+# CONFIG_X=y, =m or "# CONFIG_X is not set" of each option is checked.
+# Returns 1 and names each dropped option when one is; done once a
+# directory.
 kconfigure() {
 	_b=$1; shift
 	[ -f "$_b/.config.checked" ] && return 0
@@ -22,15 +25,13 @@ kconfigure() {
 	(cd "$SRC" && scripts/kconfig/merge_config.sh -m -O "$_b" "$_b/.config" "$@" >/dev/null)
 	kmake "$_b" olddefconfig >/dev/null
 	_bad=0
-	for _f in "$@"; do
-		# shellcheck disable=SC2013 # one option a line, no spaces
-		for _opt in $(sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=y$/\1/p' "$_f"); do
-			grep -qx "$_opt=y" "$_b/.config" || { log "$_opt=y ($_f) missing from .config"; _bad=1; }
-		done
-		# shellcheck disable=SC2013
-		for _opt in $(sed -n 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1/p' "$_f"); do
-			! grep -q "^$_opt=" "$_b/.config" || { log "$_opt ($_f) is set in .config"; _bad=1; }
-		done
+	for _want in $(sed -n -e 's/^\(CONFIG_[A-Z0-9_]*=[ym]\)$/\1/p' \
+		-e 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1=n/p' "$@" |
+		awk -F= '!($1 in v) { o[n++] = $1 } { v[$1] = $2 } END { for (i = 0; i < n; i++) print o[i] "=" v[o[i]] }'); do
+		case $_want in
+		*=n) ! grep -q "^${_want%=n}=" "$_b/.config" || { log "${_want%=n} is set in .config"; _bad=1; } ;;
+		*) grep -qx "$_want" "$_b/.config" || { log "$_want missing from .config"; _bad=1; } ;;
+		esac
 	done
 	[ $_bad -eq 0 ] || { log "configuration of $_b is wrong"; return 1; }
 	touch "$_b/.config.checked"
