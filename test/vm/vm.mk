@@ -1,41 +1,40 @@
 # VM harness targets: see test/vm/HARNESS.md. Everything expensive (kernel
-# tree, builds) is cached under $(CACHE), so a second run only boots VMs.
-.PHONY: vmkernels vmtest vmbench checkpatch vmtest-limits vmbench-limits
-# vmkernels: fetch the tree and build base, p1, p2 and debug (cached).
+# trees, builds) is cached under $(CACHE), so a second run only boots VMs.
+# Each kernel series lives in kernel-patches/SERIES/ (patches, series file,
+# config) and is driven by one entry point, test/vm/series SERIES test|bench.
+SERIES := elevator limits
+.PHONY: vmkernels vmtest vmbench checkpatch kernels \
+	$(addprefix vmtest-,$(SERIES)) $(addprefix vmbench-,$(SERIES))
+
+# vmkernels: fetch the trees and build every series' kernels (cached).
 vmkernels: deps
-	test/vm/build-kernels
+	for s in $(SERIES); do . kernel-patches/$$s/config; \
+		for k in $$KERNELS; do test/vm/build-kernels $$k $$s >/dev/null || exit 1; done; done
 
-# vmtest: the mirror lookup on sources of its own, all guest tests on p2,
-# base (control), p1 and debug, then checkpatch.
-vmtest: deps
+# vmtest: the mirror lookup on sources of its own, then each series' guest
+# tests on its test kernels (base, every step, debug), checkpatch and git am.
+vmtest: deps $(addprefix vmtest-,$(SERIES))
 	test/lib/apt-mirror-test
-	test/vm/vmtest
-	test/vm/limits/run test
 
-# vmbench: base, p1, p2 in one run; rewrites docs/vmbench.md.
-vmbench: deps
-	test/vm/vmbench
-	test/vm/limits/run bench
+$(addprefix vmtest-,$(SERIES)): vmtest-%: deps
+	test/vm/series $* test
 
-# checkpatch: checkpatch.pl --strict on each patch and a git am apply check.
+# vmbench: each series on every kernel it applies to, base vs every step in
+# one run; rewrites the series' document (docs/vmbench.md,
+# docs/vmbench-limits.md).
+vmbench: $(addprefix vmbench-,$(SERIES))
+
+$(addprefix vmbench-,$(SERIES)): vmbench-%: deps
+	test/vm/series $* bench
+
+# checkpatch: checkpatch.pl --strict on each patch and git am on every base.
 checkpatch: deps
-	test/vm/checkpatch
-
-# The follow-up series, kernel-patches/limits/ (queue limits, wbt_lat_usec):
-# vmtest-limits: guest tests on its p2, base (control), p1 and debug, then
-# checkpatch and git am on base. vmbench-limits: base, p1, p2 in one run;
-# rewrites docs/vmbench-limits.md. Both are also part of vmtest and vmbench.
-vmtest-limits: deps
-	test/vm/limits/run test
-
-vmbench-limits: deps
-	test/vm/limits/run bench
+	for s in $(SERIES); do test/vm/checkpatch $$s || exit 1; done
 
 # kernels: the base kernel of every version in test/vm/kernels.list (6.12,
 # 7.2, 7.3), each booted on null_blk to time an unchanged write of every
 # setting the helper knows; rewrites docs/kernels.md. Part of `make bench`,
 # not of `make test` (three kernel builds the first time).
-.PHONY: kernels
 kernels: deps
 	GO="$(GO)" test/vm/kernels measure
 

@@ -1,11 +1,13 @@
 # shellcheck shell=sh
-# Shared by the guest scripts of vmtest and vmbench (sourced, not run; busybox
-# sh in the harness initramfs). Results go to stdout as "@@ " lines
-# (test/vm/HARNESS.md); the harness init prints "@@ exit N" from our status.
+# The guest library of the VM harness (sourced, not run): busybox sh in the
+# harness initramfs, the Debian root's sh under test/udev and test/pkg.
+# Results go to stdout as "@@ " lines (test/vm/HARNESS.md); the harness
+# init prints "@@ exit N" from our status. Beside it: report.sh (log,
+# result, ok, fail, check).
 
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # shellcheck source=test/vm/guest/report.sh
-. /iosched/report.sh
+. "${IOSCHED_LIB:-/iosched}/report.sh"
 
 # param NAME DEFAULT: the value of iosched.NAME=VALUE on the kernel command
 # line (the host passes each test's expectations there).
@@ -60,6 +62,92 @@ io_loop() {
 			echo w >>"$2"
 	done
 }
+
+# The ftrace function profiler counts calls of kernel functions on all CPUs.
+T=/sys/kernel/tracing
+# The queue freeze: 7.x wraps blk_mq_freeze_queue() (inline, with a
+# memalloc scope) around blk_mq_freeze_queue_nomemsave(); 6.12 has only the
+# former. "" when tracefs offers neither.
+FREEZE_FN=
+for _f in blk_mq_freeze_queue_nomemsave blk_mq_freeze_queue; do
+	if grep -qx "$_f" $T/available_filter_functions 2>/dev/null; then
+		FREEZE_FN=$_f
+		break
+	fi
+done
+
+# prof_ok: whether the profiler can count FREEZE_FN.
+prof_ok() { [ -n "$FREEZE_FN" ] && [ -w "$T/function_profile_enabled" ]; }
+
+# prof_start [FN...]: count calls of FN (default FREEZE_FN) from now on
+# (restarting the profiler resets its counters).
+prof_start() {
+	[ $# -gt 0 ] || set -- "$FREEZE_FN"
+	printf '%s\n' "$@" >$T/set_ftrace_filter
+	echo 0 >$T/function_profile_enabled
+	echo 1 >$T/function_profile_enabled
+}
+
+# prof_stop: stop counting. prof_count [FN]: the calls of FN (default
+# FREEZE_FN) counted between prof_start and prof_stop.
+prof_stop() { echo 0 >$T/function_profile_enabled; }
+# shellcheck disable=SC2120 # guest/kernels passes FN
+prof_count() {
+	cat $T/trace_stat/function* 2>/dev/null |
+		awk -v f="${1:-$FREEZE_FN}" '$1 == f { s += $2 } END { print s + 0 }'
+}
+
+# wr FILE VALUE: one write(2) of VALUE (no newline, as swtime writes) to
+# FILE; prints "ok" or the error name, as swtime counts it.
+wr() {
+	_out=$(swtime -n 1 -- "$1" "$2")
+	if [ "$(field ok "$_out")" = 1 ]; then echo ok
+	elif [ "$(field einval "$_out")" = 1 ]; then echo EINVAL
+	else echo "error($_out)"; fi
+}
+
+# freezes FILE VALUE: write VALUE once and print how many times the queue
+# was frozen meanwhile ("-" when the profiler is not available), or the
+# error name when the write failed.
+freezes() {
+	if prof_ok; then
+		prof_start
+		_r=$(wr "$1" "$2")
+		prof_stop
+		_n=$(prof_count)
+	else
+		_r=$(wr "$1" "$2")
+		_n=-
+	fi
+	[ "$_r" = ok ] || { echo "$_r"; return; }
+	echo "$_n"
+}
+
+# bench_op OP KIND SWTIME-ARGS...: N (iosched.n, default 20) timed writes
+# by swtime, the queue freezes they took (function profiler) and the
+# modprobe runs they caused (the initramfs's /sbin/modprobe logs its calls),
+# as one line test/vm/series reads:
+#   @@ bench OP kind=KIND median_ns=N writes=N ok=N freezes=N modprobe=N
+# KIND: unchanged (a write of what the file holds), changed, or control (an
+# unchanged write whose store never freezes on the kernel it is meant for:
+# the yardstick of the 3x target). freezes is "-" without the profiler.
+bench_op() {
+	_op=$1 _kind=$2
+	shift 2
+	_n=$(param n 20)
+	prof_ok && prof_start
+	rm -f /tmp/modprobe.log
+	_out=$(swtime -n "$_n" "$@")
+	_fr=-
+	prof_ok && { prof_stop; _fr=$(prof_count); }
+	_mp=0
+	[ -f /tmp/modprobe.log ] && _mp=$(wc -l </tmp/modprobe.log)
+	result "bench $_op kind=$_kind median_ns=$(field median_ns "$_out") writes=$(field n "$_out") ok=$(field ok "$_out") freezes=$_fr modprobe=$_mp"
+	[ "$(field ok "$_out")" = "$_n" ] || fail "$_op: not every write succeeded: $_out"
+}
+
+# median: the median of the numbers on stdin, one a line.
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # finish: the status the harness init reports as "@@ exit N".
 finish() {
