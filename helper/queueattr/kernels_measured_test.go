@@ -1,6 +1,10 @@
 package queueattr
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -201,5 +205,65 @@ func TestCell(t *testing.T) {
 		if got := tt.m.Cell(); got != tt.want {
 			t.Errorf("%+v.Cell() = %q, want %q", tt.m, got, tt.want)
 		}
+	}
+}
+
+// TestMeasuredMatchesDoc: kernels.tsv holds what docs/kernels.md shows,
+// cell for cell (test/vm/kernels measure writes both from one run).
+func TestMeasuredMatchesDoc(t *testing.T) {
+	const doc = "../../docs/kernels.md"
+	b, err := os.ReadFile(doc)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("%s: not in this tree", doc)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// want: release -> row label -> cell, from the document's table.
+	want := map[string]map[string]string{}
+	var releases []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		switch {
+		case cells[0] == "setting":
+			for _, c := range cells[1:] {
+				r, _, _ := strings.Cut(c, " ")
+				releases = append(releases, r)
+				want[r] = map[string]string{}
+			}
+		case cells[0] == "---":
+		case len(cells) == len(releases)+1:
+			for i, r := range releases {
+				want[r][cells[0]] = cells[i+1]
+			}
+		default:
+			t.Fatalf("%s: row %q has %d cells for %d kernels", doc, line, len(cells)-1, len(releases))
+		}
+	}
+	ks, err := Measured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]string{}
+	for _, k := range ks {
+		got[k.Release] = map[string]string{}
+		for _, m := range k.Rows {
+			label := m.Key
+			if s, ok := strings.CutPrefix(m.Key, Scheduler+"="); ok {
+				label = fmt.Sprintf("scheduler: %s -> %s", s, s)
+			} else if s, tn, ok := strings.Cut(m.Key, ":"); ok {
+				label = fmt.Sprintf("%s (%s)", tn, s)
+			}
+			got[k.Release][label] = m.Cell()
+		}
+	}
+	if len(want) == 0 {
+		t.Fatalf("%s: no table", doc)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s against %s (-want +got):\n%s", doc, MeasuredFile, diff)
 	}
 }
