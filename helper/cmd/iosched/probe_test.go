@@ -69,7 +69,23 @@ func TestWriteProbe(t *testing.T) {
 				"iostats_passthrough  -          not readable here  not measured",
 				"nomerges             0.002 ms   no                 not measured",
 				"read_ahead_kb        15.000 ms  yes                19.6 / 1",
-				"freezes: over 1 ms (no control: read_ahead_kb freezes on 6.12 too)",
+				"freezes: over 1 ms (no control: read_ahead_kb froze too)",
+				"verdict: this kernel freezes the queue for unchanged writes (4 settings)",
+			}},
+		// A 6.18.y without the store fix: the control froze, so it is no
+		// control, and nomerges still counts as not frozen.
+		{name: "6.18, control froze", rep: probeReport{Disk: "loop0", Release: "6.18.1", Runs: 5, Rows: rows("bfq", 16*time.Millisecond)}, ks: measured[1:],
+			want: []string{
+				"probe: loop0 on kernel 6.18.1, median of 5 unchanged writes each",
+				"nearest measured kernel: 7.3.4+ (docs/kernels.md), in ms / freezes per write",
+				"ATTRIBUTE            MEDIAN     FREEZES            7.3.4+",
+				"scheduler (bfq)      24.119 ms  yes                not measured",
+				"rotational           16.013 ms  yes                15.8 / 1",
+				"wbt_lat_usec         16.003 ms  yes                absent",
+				"iostats_passthrough  -          not readable here  not measured",
+				"nomerges             0.002 ms   no                 not measured",
+				"read_ahead_kb        16.000 ms  yes                0.005 / 0",
+				"freezes: over 1 ms (no control: read_ahead_kb froze too)",
 				"verdict: this kernel freezes the queue for unchanged writes (4 settings)",
 			}},
 		{name: "no data", rep: probeReport{Disk: "loop0", Release: "7.3.4", Runs: 1, Rows: []probeRow{
