@@ -184,10 +184,15 @@ var measured = sync.OnceValues(func() ([]MeasuredKernel, error) {
 	return ParseMeasured(MeasuredFile, strings.NewReader(kernelsTSV))
 })
 
-// Measured returns the kernels of the embedded kernels.tsv.
+// Measured returns the kernels of the embedded kernels.tsv, a copy the
+// caller may change.
 func Measured() ([]MeasuredKernel, error) {
 	ks, err := measured()
-	return slices.Clone(ks), err
+	out := slices.Clone(ks)
+	for i := range out {
+		out[i].Rows = slices.Clone(out[i].Rows)
+	}
+	return out, err
 }
 
 // lastMinor is the last release of each finished major series: the
