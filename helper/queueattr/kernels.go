@@ -88,6 +88,9 @@ var oldest = Kernel{6, 12}
 //     (blk-wbt.c:wbt_set_lat freezes before it compares) and the
 //     scheduler (elevator.c:elevator_change freezes before
 //     elevator_match) freeze on every kernel up to 7.3.
+//
+// kernels.tsv has the kernels make kernels measured; the tests hold these
+// ranges to its freeze counts.
 var (
 	everyKernel   = []FreezeRange{{From: oldest}}
 	untilStoreFix = []FreezeRange{{From: oldest, Until: Kernel{6, 18}}}

@@ -10,9 +10,9 @@ import (
 
 // TestProbe runs `iosched probe` for real: it must attach a loop device
 // of its own, time the scheduler and every freezing attribute against the
-// control, write nothing but that device's queue files (besides the loop
-// control node, the device node and its unlinked backing file), and leave
-// no device or file behind.
+// control, beside the nearest measured kernel's numbers, write nothing but
+// that device's queue files (besides the loop control node, the device
+// node and its unlinked backing file), and leave no device or file behind.
 func TestProbe(t *testing.T) {
 	b := setup(t)
 	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "iosched-probe-*"))
@@ -26,9 +26,10 @@ func TestProbe(t *testing.T) {
 	}
 	loop := m[1]
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`(?m)^scheduler +\d+\.\d{3} ms +(yes|no)$`),
-		regexp.MustCompile(`(?m)^rotational +\d+\.\d{3} ms +(yes|no)$`),
-		regexp.MustCompile(`(?m)^read_ahead_kb +\d+\.\d{3} ms +\(control: never freezes\)$`),
+		regexp.MustCompile(`(?m)^nearest measured kernel: \S+ \(docs/kernels\.md\), in ms / freezes per write$`),
+		regexp.MustCompile(`(?m)^scheduler \(\S+\) +\d+\.\d{3} ms +(yes|no) +(\d+\.\d+ / \d|not measured|absent|readonly|failed)`),
+		regexp.MustCompile(`(?m)^rotational +\d+\.\d{3} ms +(yes|no) +(\d+\.\d+ / \d|not measured|absent|readonly|failed)`),
+		regexp.MustCompile(`(?m)^read_ahead_kb +\d+\.\d{3} ms +(\(control\)|yes) +(\d+\.\d+ / \d|not measured|absent|readonly|failed)`),
 		regexp.MustCompile(`(?m)^verdict: this kernel (does not freeze|freezes) the queue for unchanged writes`),
 	} {
 		if !want.MatchString(o.Stdout) {

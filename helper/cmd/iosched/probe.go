@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -16,9 +18,41 @@ import (
 	"github.com/iosched/iosched/helper/sysfs"
 )
 
-// controlAttr never freezes (queue_ra_store takes only limits_lock): the
-// cost of any sysfs write on this machine.
+// controlAttr does not freeze since the store fix (queue_ra_store takes
+// only limits_lock; FreezeRanges has the kernels where it did): there it
+// costs what any sysfs write costs on this machine.
 const controlAttr = "read_ahead_kb"
+
+// measuredDoc is where people read the measured kernels' table.
+const measuredDoc = "docs/kernels.md"
+
+// probeRow is one setting the probe timed.
+type probeRow struct {
+	Attr   string // "scheduler" or a queue attribute
+	Value  string // the value written; for the scheduler, the active one
+	Median time.Duration
+	Note   string // why there is no median
+}
+
+// probeReport is what the probe measured on its device.
+type probeReport struct {
+	Disk, Release string // the loop device; uname -r
+	Runs          int
+	Rows          []probeRow
+}
+
+// probeSettings lists what the probe times: the scheduler, the attributes
+// that freeze on every kernel, those that froze on some (FreezeRanges),
+// then the control.
+func probeSettings() []string {
+	s := queueattr.FreezingNames()
+	for _, n := range queueattr.Names() {
+		if n != controlAttr && !slices.Contains(s, n) && queueattr.FreezeRanges(n) != nil {
+			s = append(s, n)
+		}
+	}
+	return append(s, controlAttr)
+}
 
 // cmdProbe times unchanged writes on a loop device it attaches itself;
 // the device goes away with autoclear when the probe ends, even if it dies.
@@ -42,22 +76,16 @@ func cmdProbe(e env, args []string) error {
 	defer dev.Close()
 	q := sysfs.Queue{FS: e.sys, Disk: dev.Name}
 
-	attrs := queueattr.FreezingNames()
-	attrs = append(attrs, controlAttr)
-	type row struct {
-		attr   string
-		median time.Duration
-		note   string
-	}
-	var rows []row
-	var control time.Duration
-	for _, a := range attrs {
+	var u unix.Utsname
+	_ = unix.Uname(&u)
+	rep := probeReport{Disk: dev.Name, Release: unix.ByteSliceToString(u.Release[:]), Runs: *runs}
+	for _, a := range probeSettings() {
 		v, err := q.Read(a)
 		if err != nil {
-			rows = append(rows, row{attr: a, note: "not readable here"})
+			rep.Rows = append(rep.Rows, probeRow{Attr: a, Note: "not readable here"})
 			continue
 		}
-		if a == "scheduler" {
+		if a == queueattr.Scheduler {
 			l, err := sched.Parse(v)
 			if err != nil {
 				return fmt.Errorf("%s: %w", q.Path(a), err)
@@ -66,46 +94,105 @@ func cmdProbe(e env, args []string) error {
 		}
 		m, err := timeWrites(q.Path(a), v, *runs)
 		if err != nil {
-			rows = append(rows, row{attr: a, note: err.Error()})
+			rep.Rows = append(rep.Rows, probeRow{Attr: a, Value: v, Note: err.Error()})
 			continue
 		}
-		rows = append(rows, row{attr: a, median: m})
-		if a == controlAttr {
-			control = m
+		rep.Rows = append(rep.Rows, probeRow{Attr: a, Value: v, Median: m})
+	}
+	ks, err := queueattr.Measured()
+	if err != nil {
+		return err
+	}
+	return writeProbe(e.stdout, rep, ks)
+}
+
+// writeProbe prints the report beside the nearest measured kernel's cell
+// of each setting (docs/kernels.md's "ms / freezes per write").
+func writeProbe(w io.Writer, rep probeReport, measured []queueattr.MeasuredKernel) error {
+	fmt.Fprintf(w, "probe: %s on kernel %s, median of %d unchanged writes each\n", rep.Disk, rep.Release, rep.Runs)
+	k, kerr := queueattr.ParseKernel(rep.Release)
+	near, found := queueattr.Nearest(k, measured)
+	switch {
+	case kerr != nil:
+		fmt.Fprintf(w, "nearest measured kernel: none (%v)\n", kerr)
+		found = false
+	case !found:
+		fmt.Fprintf(w, "nearest measured kernel: none in %s\n", queueattr.MeasuredFile)
+	default:
+		fmt.Fprintf(w, "nearest measured kernel: %s (%s), in ms / freezes per write\n", near.Release, measuredDoc)
+	}
+	// A freeze waits for an RCU grace period: milliseconds, where a plain
+	// sysfs write costs microseconds. The control tells the two apart
+	// only where it did not freeze itself (before 6.18 it does, and on
+	// a 6.18.y without the store fix).
+	var control time.Duration
+	controlFroze := false
+	for _, r := range rep.Rows {
+		if r.Attr == controlAttr && r.Note == "" {
+			if r.Median > time.Millisecond {
+				controlFroze = true
+			} else {
+				control = r.Median
+			}
 		}
 	}
-	var u unix.Utsname
-	_ = unix.Uname(&u)
-	fmt.Fprintf(e.stdout, "probe: %s on kernel %s, median of %d unchanged writes each\n",
-		dev.Name, unix.ByteSliceToString(u.Release[:]), *runs)
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ATTRIBUTE\tMEDIAN\tFREEZES")
-	var frozen []string
-	for _, r := range rows {
-		switch {
-		case r.note != "":
-			fmt.Fprintf(tw, "%s\t-\t%s\n", r.attr, r.note)
-		case r.attr == controlAttr:
-			fmt.Fprintf(tw, "%s\t%s\t(control: never freezes)\n", r.attr, ms(r.median))
-		default:
-			// A freeze waits for an RCU grace period: milliseconds, where
-			// a plain sysfs write costs microseconds.
-			f := r.median > time.Millisecond && r.median > 20*control
-			if f {
-				frozen = append(frozen, r.attr)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.attr, ms(r.median), yesNo(&f))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	head := "ATTRIBUTE\tMEDIAN\tFREEZES"
+	if found {
+		head += "\t" + near.Release
+	}
+	fmt.Fprintln(tw, head)
+	var frozen int
+	for _, r := range rep.Rows {
+		name, key := r.Attr, r.Attr
+		if r.Attr == queueattr.Scheduler && r.Value != "" {
+			name = fmt.Sprintf("%s (%s)", r.Attr, r.Value)
+			key = queueattr.Scheduler + "=" + r.Value
 		}
+		median, verdict := "-", r.Note
+		if r.Note == "" {
+			median = ms(r.Median)
+			f := r.Median > time.Millisecond && r.Median > 20*control
+			if f {
+				frozen++
+			}
+			verdict = yesNo(&f)
+			if r.Attr == controlAttr && !controlFroze {
+				verdict = "(control)"
+			}
+		}
+		line := name + "\t" + median + "\t" + verdict
+		if found {
+			cell := "not measured"
+			if m, ok := near.Row(key); ok {
+				cell = m.Cell()
+			}
+			line += "\t" + cell
+		}
+		fmt.Fprintln(tw, line)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(frozen) == 0 {
-		fmt.Fprintln(e.stdout, "verdict: this kernel does not freeze the queue for unchanged writes")
-	} else {
-		fmt.Fprintf(e.stdout, "verdict: this kernel freezes the queue for unchanged writes of %v: use iosched\n", frozen)
+	switch {
+	case controlFroze:
+		fmt.Fprintf(w, "freezes: over 1 ms (no control: %s froze too)\n", controlAttr)
+	case control > 0:
+		fmt.Fprintf(w, "freezes: over 1 ms and over 20 times %s (the control)\n", controlAttr)
+	default:
+		fmt.Fprintf(w, "freezes: over 1 ms (no control: %s not timed)\n", controlAttr)
 	}
-	return nil
+	var err error
+	if frozen == 0 {
+		_, err = fmt.Fprintln(w, "verdict: this kernel does not freeze the queue for unchanged writes")
+	} else {
+		n := fmt.Sprintf("%d settings", frozen)
+		if frozen == 1 {
+			n = "1 setting"
+		}
+		_, err = fmt.Fprintf(w, "verdict: this kernel freezes the queue for unchanged writes (%s)\n", n)
+	}
+	return err
 }
 
 // timeWrites times write(2) of value to path, the file opened once.
