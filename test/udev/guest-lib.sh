@@ -1,24 +1,18 @@
 # shellcheck shell=sh
-# Shared by the guest scripts of the udev test and benchmark (sourced, not
-# run; test/udev/run puts it at /iosched-test/guest-lib.sh). They run in
-# the Debian root filesystem under the harness init: mount what udevd
-# needs, start it, make disks, count scheduler writes. Results go to
-# stdout as "@@ " lines (test/vm/HARNESS.md).
+# What the guest scripts of the udev and package tests add to the harness's
+# guest library (sourced, not run; test/udev/run and test/pkg/run put it at
+# /iosched-test/guest-lib.sh, and test/vm/guest/lib.sh and report.sh beside
+# it). They run in the Debian root filesystem under the harness init:
+# mount what udevd needs, start it, make disks, count scheduler writes.
+# Results go to stdout as "@@ " lines (test/vm/HARNESS.md).
 
+IOSCHED_LIB=/iosched-test
+# param, active, nullb, prof_*, median, finish and the report functions.
+# shellcheck source=test/vm/guest/lib.sh
+. /iosched-test/lib.sh
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
-T=/sys/kernel/tracing
 RULES=/etc/udev/rules.d
-# log, result, ok, fail, check: test/vm/guest/report.sh, put beside us.
-# shellcheck source=test/vm/guest/report.sh
-. /iosched-test/report.sh
-
-# finish: the exit status; the harness init prints "@@ exit N" from it.
-finish() {
-	log "$failed failed check(s)"
-	[ "$failed" -eq 0 ]
-	exit
-}
 
 mounted() { grep -q " $1 " /proc/mounts 2>/dev/null; }
 
@@ -42,40 +36,28 @@ start_udevd() {
 	udevadm control --ping || sleep 1
 }
 
-# active DISK: the bracketed scheduler, "" when none is.
-active() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
 # prop DISK NAME: a property from the udev database.
 prop() { udevadm info --query=property "/sys/class/block/$1" 2>/dev/null | sed -n "s/^$2=//p"; }
 
-# nullb_new NAME ROTATIONAL QUEUES [ATTR=VALUE...]: a null_blk disk made
-# through configfs with QUEUES submit queues and no poll queue (null_blk
-# adds one by default, and two hardware queues make the kernel choose
-# none). 7.x names the disk after the configfs directory, older kernels
-# nullbN: prints the disk's name.
+# nullb_new NAME ROTATIONAL QUEUES [ATTR=VALUE...]: a null_blk disk (lib.sh's
+# nullb) with QUEUES submit queues and no poll queue (null_blk adds one by
+# default, and two hardware queues make the kernel choose none), 1 GB, not
+# memory backed, so it costs nothing: prints the disk's name (the configfs
+# directory's, on 6.12 as on 7.x).
 nullb_new() {
-	d=/sys/kernel/config/nullb/$1
-	mkdir "$d" || return 1
-	echo "$2" >"$d/rotational"
-	echo 0 >"$d/poll_queues"
-	echo "$3" >"$d/submit_queues"
-	echo 1024 >"$d/size" # MB; not memory backed, so it costs nothing
+	_name=$1 _rot=$2 _q=$3
 	shift 3
-	for kv in "$@"; do echo "${kv#*=}" >"$d/${kv%%=*}" || return 1; done
-	echo 1 >"$d/power" || return 1
-	if [ -e "/sys/block/${d##*/}" ]; then echo "${d##*/}"; else echo "nullb$(cat "$d/index")"; fi
+	nullb "$_name" rotational="$_rot" poll_queues=0 submit_queues="$_q" size=1024 "$@" >&2 || return 1
+	echo "$_name"
 }
 
 # count_start / count_stop: calls of elv_iosched_store (the scheduler
 # write, and the queue freeze behind it) between the two, counted with the
-# ftrace function profiler on all CPUs. Enabling the profiler resets it.
-count_start() {
-	echo elv_iosched_store >$T/set_ftrace_filter
-	echo 1 >$T/function_profile_enabled
-}
+# ftrace function profiler on all CPUs.
+count_start() { prof_start elv_iosched_store; }
 count_stop() {
-	echo 0 >$T/function_profile_enabled
-	cat $T/trace_stat/function* 2>/dev/null |
-		awk '$1 == "elv_iosched_store" { n += $2 } END { print n + 0 }'
+	prof_stop
+	prof_count elv_iosched_store
 }
 
 # rules_mask: hide the shipped rules (same name in /etc masks /usr/lib).
@@ -89,5 +71,3 @@ reload() { udevadm control --reload; }
 # now_ns: wall clock in nanoseconds.
 now_ns() { date +%s%N; }
 
-# median: the median of the numbers on stdin, one a line.
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

@@ -151,6 +151,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 
 # finish: the status the harness init reports as "@@ exit N".
 finish() {
+	log "$failed failed check(s)"
 	[ "$failed" -eq 0 ] && exit 0
 	exit 1
 }
