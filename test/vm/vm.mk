@@ -3,7 +3,7 @@
 # Each kernel series lives in kernel-patches/SERIES/ (patches, series file,
 # config) and is driven by one entry point, test/vm/series SERIES test|bench.
 SERIES := elevator limits
-.PHONY: vmkernels vmtest vmbench checkpatch kernels \
+.PHONY: vmkernels vmtest vmtest-all vmbench checkpatch kernels \
 	$(addprefix vmtest-,$(SERIES)) $(addprefix vmbench-,$(SERIES))
 
 # vmkernels: fetch the trees and build every series' kernels (cached).
@@ -18,6 +18,11 @@ vmtest: deps $(addprefix vmtest-,$(SERIES))
 
 $(addprefix vmtest-,$(SERIES)): vmtest-%: deps
 	test/vm/series $* test
+
+# vmtest-all: the same guest tests on every kernel each series applies to
+# (7.3, 7.2, 6.12 through its variant): the full matrix, in `make bench`.
+vmtest-all: deps
+	for s in $(SERIES); do test/vm/series $$s test --kernels all || exit 1; done
 
 # vmbench: each series on every kernel it applies to, base vs every step in
 # one run; rewrites the series' document (docs/vmbench.md,
@@ -38,4 +43,4 @@ checkpatch: deps
 kernels: deps
 	GO="$(GO)" test/vm/kernels measure
 
-bench: kernels
+bench: vmtest-all kernels
