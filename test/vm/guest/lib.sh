@@ -12,17 +12,17 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # param NAME DEFAULT: the value of iosched.NAME=VALUE on the kernel command
 # line (the host passes each test's expectations there).
 param() {
-	v=$(tr ' ' '\n' </proc/cmdline | sed -n "s/^iosched\.$1=//p" | tail -n 1)
-	echo "${v:-$2}"
+	_v=$(tr ' ' '\n' </proc/cmdline | sed -n "s/^iosched\.$1=//p" | tail -n 1)
+	echo "${_v:-$2}"
 }
 
 # active DISK: the bracketed (active) scheduler of DISK, "" if the file
 # holds not exactly one bracketed name.
 active() {
-	s=$(cat "/sys/block/$1/queue/scheduler")
-	n=$(echo "$s" | tr ' ' '\n' | grep -c '^\[.*\]$')
-	[ "$n" -eq 1 ] || { echo ""; return; }
-	echo "$s" | tr ' ' '\n' | sed -n 's/^\[\(.*\)\]$/\1/p'
+	_s=$(cat "/sys/block/$1/queue/scheduler")
+	_n=$(echo "$_s" | tr ' ' '\n' | grep -c '^\[.*\]$')
+	[ "$_n" -eq 1 ] || { echo ""; return; }
+	echo "$_s" | tr ' ' '\n' | sed -n 's/^\[\(.*\)\]$/\1/p'
 }
 
 # setsched DISK NAME: write NAME, fail loudly if the write fails.
@@ -31,22 +31,23 @@ setsched() {
 		{ fail "write $2 to $1/queue/scheduler"; return 1; }
 }
 
-# nullb NAME [ATTR=VALUE...]: make a null_blk disk through configfs
+# nullb NAME [ATTR=VALUE...]: make a null_blk disk NAME through configfs
 # (boot with null_blk.nr_devices=0, so the tests own every nullb disk).
+# Functions here use _-prefixed variables: the callers' names stay theirs.
 nullb() {
-	name=$1
+	_name=$1
 	shift
-	d=/sys/kernel/config/nullb/$name
-	mkdir "$d" || { fail "mkdir $d"; return 1; }
-	for a in "$@"; do
-		echo "${a#*=}" >"$d/${a%%=*}" || { fail "$name: set $a"; return 1; }
+	_d=/sys/kernel/config/nullb/$_name
+	mkdir "$_d" || { fail "mkdir $_d"; return 1; }
+	for _a in "$@"; do
+		echo "${_a#*=}" >"$_d/${_a%%=*}" || { fail "$_name: set $_a"; return 1; }
 	done
-	echo 1 >"$d/power" || { fail "$name: power on"; return 1; }
-	i=0
-	while [ ! -e "/sys/block/$name" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-	[ -e "/sys/block/$name" ] || { fail "$name: no /sys/block/$name"; return 1; }
-	[ -b "/dev/$name" ] || mknod "/dev/$name" b "$(cut -d: -f1 "/sys/block/$name/dev")" \
-		"$(cut -d: -f2 "/sys/block/$name/dev")"
+	echo 1 >"$_d/power" || { fail "$_name: power on"; return 1; }
+	_i=0
+	while [ ! -e "/sys/block/$_name" ] && [ $_i -lt 50 ]; do sleep 0.1; _i=$((_i + 1)); done
+	[ -e "/sys/block/$_name" ] || { fail "$_name: no /sys/block/$_name"; return 1; }
+	[ -b "/dev/$_name" ] || mknod "/dev/$_name" b "$(cut -d: -f1 "/sys/block/$_name/dev")" \
+		"$(cut -d: -f2 "/sys/block/$_name/dev")"
 }
 
 # field KEY LINE: the value of KEY=VALUE in a swtime output line.
