@@ -50,7 +50,7 @@ fuzz: deps
 itest: build
 	$(GO) test -count=1 ./test/integration/...
 
-test: lint gotest fuzz itest vmtest udevtest udevfix udevfleet pkgtest
+test: lint gotest fuzz itest vmtest udevtest udevfix udevfleet pkgtest boottest
 
 # bench: every benchmark, each rewriting its table in docs/: the kernel
 # series base vs patched in qemu (vmbench), the udev rules in qemu

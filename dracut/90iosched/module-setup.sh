@@ -33,6 +33,18 @@ install() {
     # /usr/sbin/iosched, with the libudev.so.1 it links) and keeps the
     # link's name, which is what makes the program run as the udev helper.
     inst_binary "$udevdir/iosched-udev"
+    # The local policy: rules in /etc/udev/rules.d that set an IOSCHED_
+    # property (README, "Override": 61-iosched-local.rules; `iosched audit
+    # --fix` writes 61-iosched-migrated-*.rules). dracut's udev-rules
+    # module takes only a fixed list of rules, so without these the
+    # initramfs would apply the default policy where the local one says
+    # otherwise. A mask (a link to /dev/null) is not a regular file and
+    # stays out; our own names are handled below.
+    for _etc in "${dracutsysrootdir-}"/etc/udev/rules.d/*.rules; do
+        [[ -f $_etc ]] || continue
+        [[ " $IOSCHED_RULES " == *" ${_etc##*/} "* ]] && continue
+        grep -q 'IOSCHED_' "$_etc" && inst_rules "$_etc"
+    done
     for _rule in $IOSCHED_RULES; do
         _etc=${dracutsysrootdir-}/etc/udev/rules.d/$_rule
         if [[ -L $_etc ]] && [[ $(readlink -f "$_etc") == /dev/null ]]; then
