@@ -9,6 +9,18 @@ log() { echo "${PROG:-harness}: $(date -u +%H:%M:%S) $*" >&2; }
 # hash: the first 16 hex digits of the SHA-256 of stdin (cache keys).
 hash() { sha256sum | cut -c1-16; }
 
+# series_dir SERIES KERNEL: the directory of SERIES' patches for KERNEL
+# (MAJOR.MINOR): its variant kernel-patches/SERIES-KERNEL/ where there is
+# one, else kernel-patches/SERIES/ (the caller sets TOP).
+series_dir() {
+	if [ -d "$TOP/kernel-patches/$1-$2" ]; then echo "$TOP/kernel-patches/$1-$2"
+	else echo "$TOP/kernel-patches/$1"; fi
+}
+
+# series_patches DIR: the patch files DIR/series names, in order, one a
+# line (comments and blank lines skipped).
+series_patches() { grep -v '^[[:space:]]*\(#\|$\)' "$1/series" | sed "s|^|$1/|"; }
+
 # median: the median of the numbers on stdin, one a line (the mean of the
 # middle two for an even count).
 median() {
