@@ -8,9 +8,8 @@ SERIES := elevator limits
 
 # vmkernels: fetch the trees and build every series' kernels (cached).
 vmkernels: deps
-	for s in $(SERIES); do . kernel-patches/$$s/config; for k in $$KERNELS; do \
-		case " $$DEBUG_KERNELS " in *" $$k "*) d=--debug ;; *) d= ;; esac; \
-		test/vm/build-kernels $$d $$k $$s >/dev/null || exit 1; done; done
+	for s in $(SERIES); do . kernel-patches/$$s/config; \
+		for k in $$KERNELS; do test/vm/build-kernels $$k $$s >/dev/null || exit 1; done; done
 
 # vmtest: the mirror lookup on sources of its own, then each series' guest
 # tests on its test kernels (base, every step, debug), checkpatch and git am.
