@@ -50,7 +50,16 @@ fuzz: deps
 itest: build
 	$(GO) test -count=1 ./test/integration/...
 
-test: lint gotest fuzz itest vmtest udevtest udevfix udevfleet pkgtest boottest
+# test: the whole suite, TEST_JOBS of its targets at a time (default 2, the
+# CI machine's CPUs; its guests are single-threaded qemu TCG, so one at a
+# time leaves a CPU idle), the longest first. With more than one job make
+# prints each target's output whole when it ends (--output-sync). What two
+# targets share is built once by this make (build, deb) or taken under a
+# lock (kernel trees and builds, root filesystems, images).
+TEST_JOBS ?= 2
+TEST_TARGETS := boottest pkgtest vmtest udevtest udevfix udevfleet lint gotest fuzz itest
+test:
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) $(if $(filter 1,$(TEST_JOBS)),,--output-sync=target) $(TEST_TARGETS)
 
 # bench: every benchmark, each rewriting its table in docs/: the kernel
 # series base vs patched in qemu (vmbench), the udev rules in qemu

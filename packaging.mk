@@ -109,5 +109,7 @@ deb: deps
 rpm: deps
 	GO=$(GO) packaging/rpm/build
 
-pkgtest: deps
-	GO=$(GO) test/pkg/run
+# pkgtest installs the .deb the deb target built (the one the boot test
+# installs too, when `make test` runs both side by side).
+pkgtest: deps deb build man
+	GO=$(GO) test/pkg/run --deb "$$(ls out/deb/iosched_*.deb)"
