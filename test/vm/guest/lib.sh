@@ -152,7 +152,7 @@ bench_op() {
 # CONTROL-FILE) in R alternating rounds (iosched.rounds, default 7) of K
 # writes each (iosched.round_writes, default 10): odd rounds time OP
 # first, even rounds CONTROL first. A microsecond store's cost under TCG
-# drifts with the phase of the boot by more than the 3x the host checks,
+# drifts with the phase of the boot by up to 3x, the margin the host checks,
 # so the ratio is taken within each round, where both ran moments apart.
 # One line, bench_op's fields over OP's R*K writes (freezes and modprobe
 # runs counted over OP's writes only) plus the pairing:
