@@ -147,6 +147,48 @@ bench_op() {
 	[ "$(field ok "$_out")" = "$_n" ] || fail "$_op: not every write succeeded: $_out"
 }
 
+# bench_pair OP KIND CONTROL CONTROL-FILE CONTROL-VALUE SWTIME-ARGS...: OP
+# timed against CONTROL (an unchanged write of CONTROL-VALUE to
+# CONTROL-FILE) in R alternating rounds (iosched.rounds, default 7) of K
+# writes each (iosched.round_writes, default 10): odd rounds time OP
+# first, even rounds CONTROL first. A microsecond store's cost under TCG
+# drifts with the phase of the boot by up to 3x, the margin the host checks,
+# so the ratio is taken within each round, where both ran moments apart.
+# One line, bench_op's fields over OP's R*K writes (freezes and modprobe
+# runs counted over OP's writes only) plus the pairing:
+#   @@ bench OP kind=KIND median_ns=N writes=N ok=N freezes=N modprobe=N paired=CONTROL rounds=R ratio=X
+# ratio: the median over the rounds of OP's median / CONTROL's median.
+bench_pair() {
+	_op=$1 _kind=$2 _cop=$3 _cf=$4 _cv=$5
+	shift 5
+	_r=$(param rounds 7) _k=$(param round_writes 10)
+	_i=0 _ok=0 _fr=0 _mp=0
+	prof_ok || _fr=-
+	: >/tmp/pair.ns
+	: >/tmp/pair.ratio
+	while [ "$_i" -lt "$_r" ]; do
+		_i=$((_i + 1))
+		[ $((_i % 2)) = 1 ] || _c=$(swtime -n "$_k" "$_cf" "$_cv")
+		prof_ok && prof_start
+		rm -f /tmp/modprobe.log
+		_out=$(swtime -v -n "$_k" "$@")
+		prof_ok && { prof_stop; _fr=$((_fr + $(prof_count))); }
+		[ ! -f /tmp/modprobe.log ] || _mp=$((_mp + $(wc -l </tmp/modprobe.log)))
+		[ $((_i % 2)) = 0 ] || _c=$(swtime -n "$_k" "$_cf" "$_cv")
+		echo "$_out" | sed 1d >>/tmp/pair.ns
+		_ok=$((_ok + $(field ok "$_out")))
+		[ "$(field ok "$_c")" = "$_k" ] || fail "$_op: round $_i: not every $_cop write succeeded: $_c"
+		awk -v a="$(field median_ns "$_out")" -v b="$(field median_ns "$_c")" \
+			'BEGIN { if (b > 0) printf "%.4f\n", a / b }' >>/tmp/pair.ratio
+	done
+	# The median over every write, as an integer (awk would print a
+	# half-integer median in %g, 1.17771e+07).
+	_med=$(sort -n /tmp/pair.ns | awk '{ v[NR] = $1 }
+		END { if (NR) printf "%d\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	result "bench $_op kind=$_kind median_ns=$_med writes=$(wc -l </tmp/pair.ns) ok=$_ok freezes=$_fr modprobe=$_mp paired=$_cop rounds=$(wc -l </tmp/pair.ratio) ratio=$(median </tmp/pair.ratio)"
+	[ "$_ok" = $((_r * _k)) ] || fail "$_op: not every write succeeded: $_ok of $((_r * _k))"
+}
+
 # median: the median of the numbers on stdin, one a line.
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 

@@ -2,17 +2,19 @@
 /*
  * swtime: time write(2) calls of a value to a sysfs file, inside the VM.
  *
- *   swtime [-n N] [-p PREP] FILE VALUE...
+ *   swtime [-n N] [-p PREP] [-v] FILE VALUE...
  *	N timed writes (default 20), cycling through the VALUEs; with -p,
  *	an untimed write of PREP before each (e.g. -p mq-deadline FILE none
- *	times mq-deadline -> none).
+ *	times mq-deadline -> none); with -v, each write's time too.
  *   swtime -t SECS FILE VALUE...
  *	write the VALUEs round robin for SECS seconds (storm and EBUSY tests).
  *
  * Prints one line:
  *   n=N ok=N ebusy=N einval=N other=N median_ns=N min_ns=N max_ns=N
- * and exits 0; a write error is counted, not fatal, so the caller decides
- * which errors are acceptable. Exit 2 on usage or open errors.
+ * (with -v, then each write's ns, one a line, sorted, for a caller that
+ * takes the median over several runs) and exits 0; a write error is
+ * counted, not fatal, so the caller decides which errors are acceptable.
+ * Exit 2 on usage or open errors.
  *
  * Each write opens the file afresh, as a shell redirection or a udev helper
  * does, but only the write(2) call is timed. A static C program, because
@@ -66,7 +68,7 @@ static int cmp(const void *a, const void *b)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: swtime [-n N] [-p PREP] [-t SECS] FILE VALUE...\n");
+	fprintf(stderr, "usage: swtime [-n N] [-p PREP] [-t SECS] [-v] FILE VALUE...\n");
 	exit(2);
 }
 
@@ -75,14 +77,15 @@ int main(int argc, char **argv)
 	long n = 20, secs = 0, i, done = 0, ok = 0, ebusy = 0, einval = 0, other = 0;
 	const char *prep = NULL, *file;
 	long long *t, deadline = 0;
-	int c, nval, err;
+	int c, nval, err, verbose = 0;
 	char **vals;
 
-	while ((c = getopt(argc, argv, "n:p:t:")) != -1) {
+	while ((c = getopt(argc, argv, "n:p:t:v")) != -1) {
 		switch (c) {
 		case 'n': n = atol(optarg); break;
 		case 'p': prep = optarg; break;
 		case 't': secs = atol(optarg); break;
+		case 'v': verbose = 1; break;
 		default: usage();
 		}
 	}
@@ -125,5 +128,7 @@ int main(int argc, char **argv)
 	       done, ok, ebusy, einval, other,
 	       done ? (done % 2 ? t[done / 2] : (t[done / 2 - 1] + t[done / 2]) / 2) : 0,
 	       done ? t[0] : 0, done ? t[done - 1] : 0);
+	for (i = 0; verbose && i < done; i++)
+		printf("%lld\n", t[i]);
 	return 0;
 }
