@@ -41,25 +41,30 @@ gotest: deps
 	$(GO) test ./helper/...
 
 # fuzz: every Go fuzz target (go test -list '^Fuzz'), FUZZTIME each
-# (default 15s); a failing input stays in its testdata/fuzz/ as a
-# regression case and the run fails naming it.
+# (default 15s) with FUZZ_PARALLEL workers (default one per CPU); a
+# failing input stays in its testdata/fuzz/ as a regression case and the
+# run fails naming it.
 fuzz: deps
-	GO=$(GO) scripts/fuzz
+	GO=$(GO) FUZZ_PARALLEL=$(FUZZ_PARALLEL) scripts/fuzz
 
 # itest: root-only integration tests on loop devices the tests create.
 itest: build
 	$(GO) test -count=1 ./test/integration/...
 
-# test: the whole suite, TEST_JOBS of its targets at a time (default 2, the
-# CI machine's CPUs; its guests are single-threaded qemu TCG, so one at a
-# time leaves a CPU idle), the longest first. With more than one job make
-# prints each target's output whole when it ends (--output-sync). What two
-# targets share is built once by this make (build, deb) or taken under a
-# lock (kernel trees and builds, root filesystems, images).
+# test: the whole suite, TEST_JOBS of its targets at a time (default 2,
+# the CI machine's CPUs), the longest first. The qemu guests take turns
+# (one per two CPUs: guest_slot_take in test/lib/host.sh), so beside a
+# guest the other job does host work: chroots, package builds, lint, and
+# fuzzing with one worker (FUZZ_PARALLEL=1) so as not to slow the guest.
+# With more than one job make prints each target's output whole when it
+# ends (--output-sync). What two targets share is built once by this make
+# (build, man, deb) or taken under a lock (kernel trees and builds, root
+# filesystems, images).
 TEST_JOBS ?= 2
-TEST_TARGETS := boottest pkgtest vmtest udevtest udevfix udevfleet lint gotest fuzz itest
+TEST_TARGETS := boottest pkgtest fuzz lint gotest itest vmtest udevtest udevfix udevfleet
 test:
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) $(if $(filter 1,$(TEST_JOBS)),,--output-sync=target) $(TEST_TARGETS)
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) $(if $(filter 1,$(TEST_JOBS)),,--output-sync=target) \
+		FUZZ_PARALLEL=$(if $(filter 1,$(TEST_JOBS)),,1) $(TEST_TARGETS)
 
 # bench: every benchmark, each rewriting its table in docs/: the kernel
 # series base vs patched in qemu (vmbench), the udev rules in qemu

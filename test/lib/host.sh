@@ -9,6 +9,35 @@ log() { echo "${PROG:-harness}: $(date -u +%H:%M:%S) $*" >&2; }
 # hash: the first 16 hex digits of the SHA-256 of stdin (cache keys).
 hash() { sha256sum | cut -c1-16; }
 
+# guest_slot_take / guest_slot_drop: at most one qemu guest per two CPUs
+# of this machine. Every guest is TCG with -smp 2; on the 2-CPU machine a
+# boot alone took 58 s, two side by side 131 s each (a vCPU that holds a
+# lock waits for a CPU while the other spins), so the targets `make test`
+# runs side by side queue here and go on with their host work meanwhile.
+# The slot is fd 7 on a lock file: qemu inherits it, so the slot stays
+# taken for as long as the guest lives. GUEST_LOCK names the files.
+GUEST_LOCK=${GUEST_LOCK:-/run/lock/iosched-guest}
+guest_slot_take() {
+	_slots=$(($(nproc) / 2))
+	[ "$_slots" -ge 1 ] || _slots=1
+	if [ "$_slots" -eq 1 ]; then
+		exec 7>>"$GUEST_LOCK.0"
+		flock 7
+		return
+	fi
+	while :; do
+		_s=0
+		while [ "$_s" -lt "$_slots" ]; do
+			exec 7>>"$GUEST_LOCK.$_s"
+			flock -n 7 && return
+			_s=$((_s + 1))
+		done
+		exec 7>&-
+		sleep 1
+	done
+}
+guest_slot_drop() { exec 7>&-; }
+
 # series_dir SERIES KERNEL: the directory of SERIES' patches for KERNEL
 # (MAJOR.MINOR): its variant kernel-patches/SERIES-KERNEL/ where there is
 # one, else kernel-patches/SERIES/ (the caller sets TOP).
