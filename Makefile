@@ -51,17 +51,20 @@ fuzz: deps
 itest: build
 	$(GO) test -count=1 ./test/integration/...
 
-# test: the whole suite, TEST_JOBS of its targets at a time (default 2,
-# the CI machine's CPUs), the longest first. The qemu guests take turns
-# (one per two CPUs: guest_slot_take in test/lib/host.sh), so beside a
-# guest the other job does host work: chroots, package builds, lint, and
-# fuzzing with one worker (FUZZ_PARALLEL=1) so as not to slow the guest.
+# test: the whole suite, TEST_JOBS of its targets at a time (default 4 on
+# the CI machine's 2 CPUs). The locks, not make, share the CPUs: the qemu
+# guests take turns (one per two CPUs: guest_slot_take in
+# test/lib/host.sh), the series' kernel builds too (build-kernels), so a
+# target waiting for one must not keep another from its host work
+# (chroots, debootstrap, the boot kernel's build, package builds, lint,
+# and fuzzing with one worker, FUZZ_PARALLEL=1, so as not to starve the
+# guest).
 # With more than one job make prints each target's output whole when it
 # ends (--output-sync). What two targets share is built once by this make
 # (build, man, deb) or taken under a lock (kernel trees and builds, root
 # filesystems, images).
-TEST_JOBS ?= 2
-TEST_TARGETS := boottest pkgtest fuzz lint gotest itest vmtest udevtest udevfix udevfleet
+TEST_JOBS ?= 4
+TEST_TARGETS := boottest pkgtest vmtest fuzz lint gotest itest udevtest udevfix udevfleet
 test:
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) $(if $(filter 1,$(TEST_JOBS)),,--output-sync=target) \
 		FUZZ_PARALLEL=$(if $(filter 1,$(TEST_JOBS)),,1) $(TEST_TARGETS)
