@@ -63,11 +63,21 @@ itest: build
 # ends (--output-sync). What two targets share is built once by this make
 # (build, man, deb) or taken under a lock (kernel trees and builds, root
 # filesystems, images).
+# Make starts ready targets in no order it promises, so the targets that
+# would only queue for the series' kernel builds and the guests run one
+# after another in one job slot (TEST_CHAIN), leaving the others to the
+# boot test, pkgtest and the host-only targets.
 TEST_JOBS ?= 4
 TEST_TARGETS := boottest pkgtest vmtest fuzz lint gotest itest udevtest udevfix udevfleet
 test:
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) $(if $(filter 1,$(TEST_JOBS)),,--output-sync=target) \
-		FUZZ_PARALLEL=$(if $(filter 1,$(TEST_JOBS)),,1) $(TEST_TARGETS)
+		FUZZ_PARALLEL=$(if $(filter 1,$(TEST_JOBS)),,1) TEST_CHAIN=1 $(TEST_TARGETS)
+ifdef TEST_CHAIN
+vmtest-limits: | vmtest-elevator
+udevtest: | vmtest-limits
+udevfix: | udevtest
+udevfleet: | udevfix
+endif
 
 # bench: every benchmark, each rewriting its table in docs/: the kernel
 # series base vs patched in qemu (vmbench), the udev rules in qemu
