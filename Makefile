@@ -41,11 +41,12 @@ gotest: deps
 	$(GO) test ./helper/...
 
 # fuzz: every Go fuzz target (go test -list '^Fuzz'), FUZZTIME each
-# (default 15s) with FUZZ_PARALLEL workers (default one per CPU); a
-# failing input stays in its testdata/fuzz/ as a regression case and the
-# run fails naming it.
+# (default 15s) with FUZZ_PARALLEL workers (default one per CPU), at
+# niceness FUZZ_NICE (default 0); a failing input stays in its
+# testdata/fuzz/ as a regression case and the run fails naming it.
+FUZZ_NICE ?= 0
 fuzz: deps
-	GO=$(GO) FUZZ_PARALLEL=$(FUZZ_PARALLEL) scripts/fuzz
+	GO=$(GO) FUZZ_PARALLEL=$(FUZZ_PARALLEL) nice -n $(FUZZ_NICE) scripts/fuzz
 
 # itest: root-only integration tests on loop devices the tests create.
 itest: build
@@ -57,8 +58,10 @@ itest: build
 # test/lib/host.sh), the series' kernel builds too (build-kernels), so a
 # target waiting for one must not keep another from its host work
 # (chroots, debootstrap, the boot kernel's build, package builds, lint,
-# and fuzzing with one worker, FUZZ_PARALLEL=1, so as not to starve the
-# guest).
+# and fuzzing with one worker, FUZZ_PARALLEL=1, at niceness 19: its time
+# is fixed, so it takes only what no other work wants). The guests run at
+# niceness -10 (guest_nice in test/lib/host.sh): they are the critical
+# path.
 # With more than one job make prints each target's output whole when it
 # ends (--output-sync). What two targets share is built once by this make
 # (build, man, deb) or taken under a lock (kernel trees and builds, root
@@ -75,7 +78,8 @@ TEST_JOBS ?= 4
 TEST_TARGETS := boottest pkgtest vmtest fuzz lint gotest itest udevfix udevfleet
 test:
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) $(if $(filter 1,$(TEST_JOBS)),,--output-sync=target) \
-		FUZZ_PARALLEL=$(if $(filter 1,$(TEST_JOBS)),,1) TEST_CHAIN=1 $(TEST_TARGETS)
+		FUZZ_PARALLEL=$(if $(filter 1,$(TEST_JOBS)),,1) FUZZ_NICE=$(if $(filter 1,$(TEST_JOBS)),0,19) \
+		TEST_CHAIN=1 $(TEST_TARGETS)
 ifdef TEST_CHAIN
 vmtest-limits: | vmtest-elevator
 udevfix: | vmtest-limits
