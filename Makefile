@@ -64,7 +64,8 @@ itest: build
 # path.
 # With more than one job make prints each target's output whole when it
 # ends (--output-sync). What two targets share is built once by this make
-# (build, man, deb) or taken under a lock (kernel trees and builds, root
+# (build, man, deb: without debian/rules' go test, DEB_BUILD_OPTIONS=nocheck,
+# which gotest runs) or taken under a lock (kernel trees and builds, root
 # filesystems, images).
 # Make starts ready targets in no order it promises, so the targets that
 # would only queue for the series' kernel builds and the guests run one
@@ -79,7 +80,7 @@ TEST_TARGETS := boottest pkgtest vmtest fuzz lint gotest itest udevfix udevfleet
 test:
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) $(if $(filter 1,$(TEST_JOBS)),,--output-sync=target) \
 		FUZZ_PARALLEL=$(if $(filter 1,$(TEST_JOBS)),,1) FUZZ_NICE=$(if $(filter 1,$(TEST_JOBS)),0,19) \
-		TEST_CHAIN=1 $(TEST_TARGETS)
+		DEB_BUILD_OPTIONS=nocheck TEST_CHAIN=1 $(TEST_TARGETS)
 ifdef TEST_CHAIN
 vmtest-limits: | vmtest-elevator
 udevfix: | vmtest-limits

@@ -100,9 +100,11 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/udev ] && command -v udevadm >/dev/null; then \
 		echo "udevadm control --reload"; udevadm control --reload; fi
 
-# deb: the Debian package into out/deb (packaging/deb/build says how).
+# deb: the Debian package into out/deb (packaging/deb/build says how);
+# DEB_BUILD_OPTIONS goes to dpkg-buildpackage (`make test` gives nocheck:
+# its gotest runs the go test debian/rules would).
 deb: deps
-	GO=$(GO) UDEV_HELPER=$(UDEV_HELPER) packaging/deb/build
+	GO=$(GO) UDEV_HELPER=$(UDEV_HELPER) DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" packaging/deb/build
 
 # rpm: the RPM from packaging/rpm/iosched.spec into out/rpm, with this
 # machine's Go and module cache and no network (packaging/rpm/build).
