@@ -2,6 +2,7 @@ package queueattr
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -28,10 +29,13 @@ const (
 	// Unknown: the queue's state in sysfs does not tell; only a write
 	// can. Outcome.Kept is what it reads back if the write holds.
 	Unknown
+	// Wrap: the store succeeds, but the number overflows on its way
+	// and reads back as another one.
+	Wrap
 )
 
 func (e Effect) String() string {
-	return [...]string{"keep", "clamp", "refuse", "ignore", "unknown"}[e]
+	return [...]string{"keep", "clamp", "refuse", "ignore", "unknown", "wrap"}[e]
 }
 
 // Outcome is what writing a value would do.
@@ -48,9 +52,10 @@ const (
 	minRequests    = 4         // BLKDEV_MIN_RQ
 	defRequests    = 128       // BLKDEV_DEFAULT_RQ
 	maxSchedRq     = 16 * defRequests
-	maxWbtUsec     = (1<<64 - 1) / 1000 // wbt_set_lat(): val *= 1000ULL wraps above this
-	jiffyMaxMS     = 10                 // the longest jiffy of the kernel's HZ choices (HZ=100)
-	rotationalUsec = 75000              // wbt_default_latency_nsec(), in usec
+	maxWbtUsec     = (1<<64 - 1) / 1000               // wbt_set_lat(): val *= 1000ULL wraps above this
+	jiffyMaxMS     = 10                               // the longest jiffy of the kernel's HZ choices (HZ=100)
+	maxIntMsecs    = math.MaxInt32 - (jiffyMaxMS - 1) // an int of ms that stays one when rounded up to a jiffy
+	rotationalUsec = 75000                            // wbt_default_latency_nsec(), in usec
 	ssdUsec        = 2000
 )
 
@@ -70,6 +75,8 @@ func (s Spec) refusal(value string, o Outcome) error {
 		return fmt.Errorf("%s=%q: %w: the kernel refuses it (%s)", s.Name, value, ErrBadValue, o.Why)
 	case Ignore:
 		return fmt.Errorf("%s=%q: %w: the kernel ignores it (%s)", s.Name, value, ErrBadValue, o.Why)
+	case Wrap:
+		return fmt.Errorf("%s=%q: %w: it would read back as another number (%s)", s.Name, value, ErrBadValue, o.Why)
 	}
 	return nil
 }
@@ -149,6 +156,10 @@ func (s Spec) Predict(want string, q Reader) Outcome {
 			return refuse("queue_io_timeout_store: kstrtou32, a decimal number up to %d", uint64(maxUint))
 		case v == 0:
 			return refuse("queue_io_timeout_store: 0 is EINVAL")
+		case v > math.MaxInt32:
+			// __msecs_to_jiffies() takes a negative int as "forever":
+			// MAX_JIFFY_OFFSET, cut to the unsigned int rq_timeout.
+			return Outcome{Effect: Wrap, Why: fmt.Sprintf("queue_io_timeout_store: above %d ms, msecs_to_jiffies gives MAX_JIFFY_OFFSET, cut to an unsigned int", math.MaxInt32)}
 		}
 		return keep(v)
 	}
@@ -423,6 +434,12 @@ func predictTunable(name, want string) Outcome {
 	v, err := strconv.ParseInt(s, 10, 32)
 	if err != nil {
 		return refuse("%s: kstrtoint, an int (-2147483648..2147483647)", t.store)
+	}
+	if t.unit == jiffies && v > maxIntMsecs {
+		// SHOW_JIFFIES prints jiffies_to_msecs() as an int: rounded up
+		// to a whole jiffy, INT_MAX reads back as -2147483648 (6.18.44,
+		// HZ=250).
+		return Outcome{Effect: Wrap, Why: fmt.Sprintf("%s: kept in jiffies, shown as an int: above %d ms it reads back negative", t.store, maxIntMsecs)}
 	}
 	if v < t.min || v > t.max {
 		return Outcome{Clamp, strconv.FormatInt(min(max(v, t.min), t.max), 10), fmt.Sprintf("%s: clamped to %d..%d", t.store, t.min, t.max)}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/iosched/iosched/helper/policy"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sysfs"
 	"github.com/iosched/iosched/helper/udevdb"
@@ -82,7 +84,7 @@ func (e env) applyRecorded(disk string, named, dryRun bool) error {
 	if err != nil {
 		return err
 	}
-	list, keys := policyOf(props)
+	list, keys := policy.Of(props)
 	if list == "" && len(keys) == 0 {
 		if named {
 			return writeOut(e, disk+": no policy recorded by udev, nothing to do\n")
@@ -93,19 +95,7 @@ func (e env) applyRecorded(disk string, named, dryRun bool) error {
 	if !q.Has("scheduler") {
 		return writeOut(e, disk+": no I/O scheduler, nothing to do\n")
 	}
-	wanted, settings, bad := e.recordedPolicy(q, list, keys, func(k string) string { return props[k] })
-	err = e.applyAll(q, wanted, settings, dryRun)
-	return errors.Join(append(bad, err)...)
-}
-
-// policyOf splits recorded properties as an event carries them: the
-// scheduler list and the attribute properties set (policyKeys).
-func policyOf(props map[string]string) (list string, keys []string) {
-	kvs := make([]string, 0, len(props))
-	for k, v := range props {
-		kvs = append(kvs, k+"="+v)
-	}
-	return props[queueattr.Property(queueattr.Scheduler)], policyKeys(kvs)
+	return e.applyPolicy(e.disk(q), list, keys, func(k string) string { return props[k] }, dryRun)
 }
 
 // diskNames lists the disks under /sys/block, sorted.
@@ -127,29 +117,31 @@ func (e env) diskNames() ([]string, error) {
 // policy asks for: the same dry pass `apply` makes first, so "holds" here
 // means `apply` would write nothing. Drift lists what it would change.
 func (e env) policyHolds(st *diskStatus, q sysfs.Queue, scheduler string, props map[string]string) {
-	list, keys := policyOf(props)
+	list, keys := policy.Of(props)
 	if st.Active == "" || list == "" && len(keys) == 0 {
 		return // no scheduler to apply to, or nothing asked
 	}
-	wanted, settings, bad := e.recordedPolicy(q, list, keys, func(k string) string { return props[k] })
 	// status has just read queue/scheduler: a second read would cost a
 	// syscall round per disk and tell nothing new.
-	p := e.pass(readQueue{q, "scheduler", scheduler}, wanted, settings, true)
-	if p.gone {
+	d := e.disk(readQueue{q, "scheduler", scheduler})
+	p, bad := policy.FromProperties(q.Disk, list, keys, func(k string) string { return props[k] })
+	p, refused := d.Check(p)
+	r := d.DryRun(p)
+	if r.Gone {
 		st.Note = "went away"
 		return
 	}
-	for _, l := range p.lines {
+	for _, l := range r.Lines {
 		if strings.Contains(l, " -> ") {
 			st.Drift = append(st.Drift, l)
 		}
 	}
 	var notes []string
-	for _, err := range append(bad, p.errs...) {
+	for _, err := range slices.Concat(bad, refused, r.Errs) {
 		notes = append(notes, err.Error())
 	}
 	st.Note = strings.Join(notes, "; ")
-	holds := !p.changed && len(notes) == 0
+	holds := !r.Changed && len(notes) == 0
 	st.Holds = &holds
 }
 

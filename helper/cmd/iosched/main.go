@@ -56,6 +56,7 @@ import (
 
 	"github.com/iosched/iosched/helper/disklock"
 	"github.com/iosched/iosched/helper/kmod"
+	"github.com/iosched/iosched/helper/policy"
 	"github.com/iosched/iosched/helper/rulesaudit"
 	"github.com/iosched/iosched/helper/sysfs"
 	"github.com/iosched/iosched/helper/udevdb"
@@ -340,20 +341,8 @@ func (e env) reportErr(err error) {
 	}
 }
 
-// maxShown is how much of a quoted value an error message shows: a
-// hostile value (a udev property, an argument) must not flood the log.
-const maxShown = 64
-
-// clip cuts a raw string (a property name) as clipQuoted cuts quoted ones.
-func clip(s string) string {
-	if len(s) <= maxShown {
-		return s
-	}
-	return fmt.Sprintf("%q... (%d bytes)", s[:maxShown], len(s))
-}
-
 // clipQuoted cuts every Go-quoted string in msg whose value is longer
-// than maxShown bytes to its first maxShown bytes, "..." and its length.
+// than policy.MaxShown bytes to its first policy.MaxShown bytes, "..." and its length.
 // A hand-written scan, not a regexp: compiling one at start-up would
 // cost every udev event.
 func clipQuoted(msg string) string {
@@ -387,9 +376,9 @@ func clipOne(q string) string {
 	if err != nil {
 		raw = q[1 : len(q)-1]
 	}
-	if len(raw) <= maxShown {
+	if len(raw) <= policy.MaxShown {
 		return q
 	}
-	cut := strconv.Quote(raw[:maxShown])
+	cut := strconv.Quote(raw[:policy.MaxShown])
 	return fmt.Sprintf("%s...\" (%d bytes)", cut[:len(cut)-1], len(raw))
 }

@@ -170,7 +170,7 @@ func TestSet(t *testing.T) {
 		{[]string{"set", "sda", "write_cache=write back", "max_sectors_kb=1280", "nr_requests=64"}, result{Stdout: "sda: write_cache write back already set\nsda: max_sectors_kb 1280 already set\nsda: nr_requests 64 already set\n"}},
 		{[]string{"set", "--dry-run", "sda", "bfq", "wbt_lat_usec=0", "rotational=1"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: wbt_lat_usec ? -> 0 after the switch (dry run)\nsda: rotational 1 already set\n"}},
 		{[]string{"set", "sda", "nosuch", "iosched/read_expire=250"}, result{Code: 1, Stderr: "iosched: sda: none of nosuch can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available"}},
-		{[]string{"set", "sda", "nomerges=1"}, result{Code: 1, Stderr: "iosched: sda: SYS/block/sda/queue/nomerges: no such attribute on this queue"}},
+		{[]string{"set", "sda", "nomerges=1"}, result{Code: 2, Stderr: "iosched: sda: SYS/block/sda/queue/nomerges: no such attribute on this queue"}},
 		{[]string{"set", "sda", "dev=8:0"}, result{Code: 2, Stderr: `iosched: sda: unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
 		{[]string{"set", "sda", "iosched/../../dev=1"}, result{Code: 2, Stderr: `iosched: sda: unknown queue attribute "iosched/../../dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
 		// A switch resets nr_requests: the dry run does not compare it with today's 64.
