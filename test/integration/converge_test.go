@@ -136,7 +136,18 @@ func TestConverge(t *testing.T) {
 		dl("read_expire", "4294967296", "kstrtoint", ""), dl("read_expire", "010", "octal", ""),
 		dl("fifo_batch", "8", "", "8"), dl("front_merges", "0", "", "0"), dl("writes_starved", "-3", "", "-3"),
 		dl("read_expire", "300", "", "300"), dl("write_expire", "3000", "", "3000"),
-		dl("prio_aging_expire", "5000", "", "5000"))
+		dl("prio_aging_expire", "5000", "", "5000"), dl("read_expire", "2147483647", "reads back negative", ""))
+	// async_depth is mq-deadline's on kernels before 7.3 only.
+	hasAsyncDepth := false
+	if slices.Contains(offeredBy(t, d), "mq-deadline") {
+		force(t, d, "mq-deadline")
+		_, err := os.Stat(filepath.Join("/sys/block", d.Name, "queue/iosched/async_depth"))
+		hasAsyncDepth = err == nil
+		force(t, d, "none")
+	}
+	if hasAsyncDepth {
+		add(dl("async_depth", "0", "clamped to 1..", ""), dl("async_depth", "64", "", "64"))
+	}
 	bq := func(attr, value, refused, kept string) convergeCase {
 		return convergeCase{"bfq", queueattr.TunablePrefix + attr, value, refused, kept}
 	}
@@ -154,7 +165,7 @@ func TestConverge(t *testing.T) {
 	add(ky("read_lat_nsec", "-1", "kstrtoull", ""), ky("read_lat_nsec", "3000000", "", "3000000"),
 		ky("write_lat_nsec", "20000000", "", "20000000"))
 
-	covered, ran := map[string]bool{}, 0
+	covered, ran := map[string]bool{"iosched/async_depth": !hasAsyncDepth}, 0
 	offered := offeredBy(t, d)
 	for _, c := range cases {
 		covered[c.attr] = true

@@ -221,6 +221,7 @@ func TestUdev(t *testing.T) {
 		{"empty policy", with("IOSCHED_SCHEDULER", ""), result{}},
 		{"no scheduler file", with("DEVPATH", "/devices/virtual/block/zram0"), result{Stdout: "zram0: no I/O scheduler, nothing to do\n"}},
 		{"gone", with("DEVPATH", "/devices/virtual/block/loop9"), result{Stdout: "/devices/virtual/block/loop9: went away, nothing done\n"}},
+		{"not a disk", with("DEVPATH", "/devices/virtual/net/lo"), result{Code: 1, Stderr: `iosched: udev: DEVPATH not a block device "/devices/virtual/net/lo": lo is not a disk in SYS/block`}},
 		{"bad policy", with("IOSCHED_SCHEDULER", "kyber;rm"), result{Code: 1, Stderr: `iosched: loop0: IOSCHED_SCHEDULER="kyber;rm": scheduler list "kyber;rm": bad scheduler name "kyber;rm": byte ';' not in [a-z0-9_-]`}},
 		{"bad devpath", with("DEVPATH", "/devices/../block/loop0"), result{Code: 2, Stderr: `iosched: bad device name "/devices/../block/loop0": contains ".."`}},
 		{"attributes", with("IOSCHED_ATTR_read_ahead_kb", "128"), result{Stdout: "loop0: none already active\nloop0: read_ahead_kb 128 already set\n"}},
@@ -236,6 +237,7 @@ func TestUdev(t *testing.T) {
 		}
 		got := all
 		got.Stderr, _, _ = strings.Cut(all.Stderr, "\n")
+		got.Stderr = strings.ReplaceAll(got.Stderr, string(sys), "SYS")
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: iosched udev (-want +got):\n%s", tt.name, diff)
 		}

@@ -50,6 +50,11 @@ func cmdUdev(e env, args []string) error {
 		// Removed before we ran: the remove event follows.
 		return writeOut(e, devpath+": went away, nothing done\n")
 	}
+	if errors.Is(err, blockdev.ErrNotDisk) {
+		// It exists, so it did not go away: the event is not what
+		// ACTION, SUBSYSTEM and DEVTYPE said.
+		return fmt.Errorf("udev: DEVPATH %w", err)
+	}
 	if err != nil {
 		return inputError(err)
 	}
