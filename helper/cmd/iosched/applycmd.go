@@ -54,24 +54,37 @@ func cmdApply(e env, args []string) error {
 		}
 	}
 	// Two lines a disk: one write(2) for all, as status does, but never
-	// holding a disk's lines back past its errors on stderr.
+	// holding a disk's lines back past its errors on stderr. Output that
+	// cannot be written is a failure: it is the command's answer.
 	out := bufio.NewWriter(e.stdout)
-	defer out.Flush()
 	e.stdout = out
 	failed := 0
 	for _, disk := range disks {
 		err := e.applyRecorded(disk, named, *dryRun)
 		if errors.Is(err, udevdb.ErrUnavailable) {
-			return fmt.Errorf("apply: %w", err)
+			return errors.Join(fmt.Errorf("apply: %w", err), flush(out))
 		}
 		if err != nil {
 			failed++
-			out.Flush()
+			if ferr := flush(out); ferr != nil {
+				return ferr
+			}
 			e.reportErr(err)
 		}
 	}
+	if err := flush(out); err != nil {
+		return err
+	}
 	if failed > 0 {
 		return errReported{failed}
+	}
+	return nil
+}
+
+// flush writes out what w holds; a failure is the command's.
+func flush(w *bufio.Writer) error {
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
 	}
 	return nil
 }

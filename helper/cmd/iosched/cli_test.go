@@ -156,9 +156,11 @@ func TestOutputFailure(t *testing.T) {
 		{"version"},
 		{"help", "set"},
 		{"set", "--help"},
+		{"apply"},
+		{"apply", "--dry-run", "sda"},
 	} {
 		sys := fixture.New(t, fixture.Standard()...)
-		e := testEnv(t, sys, nil, nil)
+		e := testEnv(t, sys, nil, map[string]string{"sda/IOSCHED_SCHEDULER": "mq-deadline"})
 		var errb strings.Builder
 		e.stdout, e.stderr = failWriter{}, &errb
 		if code := run(e, args); code != exitFailure || !strings.Contains(errb.String(), "no space left on device") {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -301,6 +302,35 @@ func TestWantedText(t *testing.T) {
 	for _, tt := range tests {
 		if got := wantedText(tt.row); got != tt.want {
 			t.Errorf("wantedText(%+v) = %q, want %q", tt.row, got, tt.want)
+		}
+	}
+}
+
+// TestStatusEscapes: a recorded value with escape sequences, tabs or
+// bytes that are not UTF-8 comes out quoted in the table, and as valid
+// JSON that decodes to U+FFFD for the bad byte.
+func TestStatusEscapes(t *testing.T) {
+	sys := fixture.New(t, fixture.Standard()...)
+	hostile := "bfq\x1b[2J\t\xff"
+	db := map[string]string{"nvme0n1/IOSCHED_SCHEDULER": hostile}
+	got, _ := runIn(t, sys, nil, db, "status")
+	if strings.ContainsAny(got.Stdout, "\x1b\t\xff") {
+		t.Errorf("status prints the value raw:\n%q", got.Stdout)
+	}
+	if !strings.Contains(got.Stdout, `"bfq\x1b[2J\t\xff"`) {
+		t.Errorf("status does not show the value quoted:\n%s", got.Stdout)
+	}
+	got, _ = runIn(t, sys, nil, db, "status", "--json")
+	var rows []diskStatus
+	if err := json.Unmarshal([]byte(got.Stdout), &rows); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, got.Stdout)
+	}
+	if !utf8.ValidString(got.Stdout) || strings.ContainsAny(got.Stdout, "\x1b\t") {
+		t.Errorf("status --json is not escaped:\n%q", got.Stdout)
+	}
+	for _, r := range rows {
+		if r.Disk == "nvme0n1" && (r.Wanted == nil || *r.Wanted != "bfq\x1b[2J\t\uFFFD") {
+			t.Errorf("status --json: nvme0n1 wanted %v, want the value with U+FFFD", r.Wanted)
 		}
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
@@ -83,8 +86,8 @@ func (e env) printStatus(rows []diskStatus, format string) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DISK\tACTIVE\tOFFERED\tROTATIONAL\tWANTED\tHOLDS")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Disk, dash(r.Active),
-			dash(strings.Join(r.Offered, ",")), yesNo(r.Rotational), wantedText(r), yesNo(r.Holds))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(r.Disk), cell(dash(r.Active)),
+			cell(dash(strings.Join(r.Offered, ","))), yesNo(r.Rotational), cell(wantedText(r)), yesNo(r.Holds))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -131,6 +134,16 @@ func (e env) diskStatus(disk string) diskStatus {
 	st.Attrs = recordedAttrs(props)
 	e.policyHolds(&st, q, s, props)
 	return st
+}
+
+// cell shows a value in the table as it is when it is printable UTF-8,
+// else Go-quoted: a value from a hostile udev database must not move
+// the cursor, clear the screen or break the columns (tabs, escapes).
+func cell(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 func dash(s string) string {
