@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -205,5 +206,70 @@ iosched: sda: IOSCHED_TUNE_read_lat_nsec="1000": read_lat_nsec is not a tunable 
 	q := string(sys) + "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/queue/"
 	if diff := cmp.Diff([]string{q + "iosched/read_expire", q + "read_ahead_kb"}, changed); diff != "" {
 		t.Errorf("files changed (-want +got):\n%s", diff)
+	}
+}
+
+// TestSynopsisInStep: the commands table is the one source of the
+// synopsis; the package comment, the man page's SYNOPSIS and COMMANDS
+// and the bash completion's command lists must say the same.
+func TestSynopsisInStep(t *testing.T) {
+	var want []string
+	for _, c := range commands {
+		want = append(want, "iosched "+c.synopsis)
+	}
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	// main.go's "Usage:" block: one "//\tiosched ..." line a command.
+	var doc []string
+	for _, l := range strings.Split(read("main.go"), "\n") {
+		if s, ok := strings.CutPrefix(l, "//\tiosched "); ok {
+			doc = append(doc, "iosched "+s)
+		}
+	}
+	if diff := cmp.Diff(want, doc); diff != "" {
+		t.Errorf("main.go's usage comment (-commands +comment):\n%s", diff)
+	}
+	// The man page, markup dropped.
+	plain := strings.NewReplacer("**", "", "*", "", `\_`, "_").Replace
+	man := read("../../../man/iosched.8.md")
+	section := func(name string) []string {
+		_, rest, ok := strings.Cut(man, "\n# "+name+"\n")
+		if !ok {
+			t.Fatalf("man page: no %s section", name)
+		}
+		rest, _, _ = strings.Cut(rest, "\n# ")
+		return strings.Split(rest, "\n")
+	}
+	var synopsis, heads []string
+	for _, l := range section("SYNOPSIS") {
+		if strings.HasPrefix(l, "**iosched ") {
+			synopsis = append(synopsis, plain(l))
+		}
+	}
+	if diff := cmp.Diff(want, synopsis); diff != "" {
+		t.Errorf("man page SYNOPSIS (-commands +man):\n%s", diff)
+	}
+	for _, l := range section("COMMANDS") {
+		if strings.HasPrefix(l, "**") {
+			l, _, _ = strings.Cut(l, ", **--") // "**version**, **--version**"
+			heads = append(heads, "iosched "+plain(l))
+		}
+	}
+	if diff := cmp.Diff(want, heads); diff != "" {
+		t.Errorf("man page COMMANDS (-commands +man):\n%s", diff)
+	}
+	// The completion offers every command, in the table's order.
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	comp := read("../../../completion/iosched.bash")
+	if n := strings.Count(comp, `"`+strings.Join(names, " ")); n != 2 {
+		t.Errorf("completion/iosched.bash lists %q %d times, want 2 (first word, help's argument)", strings.Join(names, " "), n)
 	}
 }
