@@ -118,23 +118,32 @@ func Keys(kvs []string) []string {
 	return keys
 }
 
-// Of splits recorded properties as an event carries them: the scheduler
-// list and the attribute properties set (Keys).
-func Of(props map[string]string) (list string, keys []string) {
+// KeysOf lists the attribute properties among recorded ones (Keys).
+func KeysOf(props map[string]string) []string {
 	kvs := make([]string, 0, len(props))
 	for k, v := range props {
 		kvs = append(kvs, k+"="+v)
 	}
-	return props[queueattr.Property(queueattr.Scheduler)], Keys(kvs)
+	return Keys(kvs)
 }
 
-// FromProperties reads a udev policy: list is IOSCHED_SCHEDULER, keys
-// the attribute properties (Keys), get reads one. It never gives up on
-// good input: each bad property comes back as an error naming disk, and
-// the rest still counts.
-func FromProperties(disk, list string, keys []string, get func(string) string) (Policy, []error) {
+// Asks reports whether properties (read by get; keys from Keys) ask
+// anything of the disk: a list, a command line's, or an attribute.
+func Asks(get func(string) string, keys []string) bool {
+	return get(queueattr.Property(queueattr.Scheduler)) != "" || get(queueattr.CmdlineProperty) != "" || len(keys) > 0
+}
+
+// FromProperties reads a udev policy: the list of IOSCHED_SCHEDULER or
+// the kernel command line's (ListFor), and the attribute properties
+// keys (Keys); get reads one. It never gives up on good input: each bad
+// property comes back as an error naming disk, and the rest still counts.
+func FromProperties(disk string, keys []string, get func(string) string) (Policy, []error) {
 	var p Policy
 	var bad []error
+	list, err := ListFor(disk, get(queueattr.Property(queueattr.Scheduler)), get(queueattr.CmdlineProperty))
+	if err != nil {
+		bad = append(bad, fmt.Errorf("%s: %w", disk, err))
+	}
 	if list != "" {
 		var err error
 		if p.Wanted, p.Keep, err = ParseList(list); err != nil {

@@ -366,3 +366,26 @@ func TestOrder(t *testing.T) {
 	}
 	_ = queueattr.Scheduler
 }
+
+func TestListFor(t *testing.T) {
+	tests := []struct {
+		disk, list, cmdline, want string
+		bad                       bool
+	}{
+		{"sda", "bfq,mq-deadline", "", "bfq,mq-deadline", false},
+		{"sda", "bfq,mq-deadline", "sda:kyber", "kyber", false},
+		{"sdb", "bfq,mq-deadline", "sda:kyber", "bfq,mq-deadline", false},
+		{"sdb", "bfq", "sda:kyber/none", "none", false},
+		{"sda", "bfq", "none/sda:kyber,keep", "kyber,keep", false},
+		{"nvme0n1", "", "sda:bfq/nvme0n1:none", "none", false},
+		{"sda", "bfq", "sda:", "bfq", true},
+		{"sda", "bfq", ":kyber", "bfq", true},
+		{"sda", "bfq", "sda:kyber//", "bfq", true},
+	}
+	for _, tt := range tests {
+		got, err := ListFor(tt.disk, tt.list, tt.cmdline)
+		if got != tt.want || (err != nil) != tt.bad {
+			t.Errorf("ListFor(%q, %q, %q) = %q, %v; want %q, error %v", tt.disk, tt.list, tt.cmdline, got, err, tt.want, tt.bad)
+		}
+	}
+}

@@ -97,8 +97,8 @@ func (e env) applyRecorded(disk string, named, dryRun bool) error {
 	if err != nil {
 		return err
 	}
-	list, keys := policy.Of(props)
-	if list == "" && len(keys) == 0 {
+	keys, get := policy.KeysOf(props), func(k string) string { return props[k] }
+	if !policy.Asks(get, keys) {
 		if named {
 			return writeOut(e, disk+": no policy recorded by udev, nothing to do\n")
 		}
@@ -108,7 +108,7 @@ func (e env) applyRecorded(disk string, named, dryRun bool) error {
 	if !q.Has("scheduler") {
 		return writeOut(e, disk+": no I/O scheduler, nothing to do\n")
 	}
-	return e.applyPolicy(e.disk(q), list, keys, func(k string) string { return props[k] }, dryRun)
+	return e.applyPolicy(e.disk(q), keys, get, dryRun)
 }
 
 // diskNames lists the disks under /sys/block, sorted.
@@ -130,14 +130,14 @@ func (e env) diskNames() ([]string, error) {
 // policy asks for: the same dry pass `apply` makes first, so "holds" here
 // means `apply` would write nothing. Drift lists what it would change.
 func (e env) policyHolds(st *diskStatus, q sysfs.Queue, scheduler string, props map[string]string) {
-	list, keys := policy.Of(props)
-	if st.Active == "" || list == "" && len(keys) == 0 {
+	keys, get := policy.KeysOf(props), func(k string) string { return props[k] }
+	if st.Active == "" || !policy.Asks(get, keys) {
 		return // no scheduler to apply to, or nothing asked
 	}
 	// status has just read queue/scheduler: a second read would cost a
 	// syscall round per disk and tell nothing new.
 	d := e.disk(readQueue{q, "scheduler", scheduler})
-	p, bad := policy.FromProperties(q.Disk, list, keys, func(k string) string { return props[k] })
+	p, bad := policy.FromProperties(q.Disk, keys, get)
 	p, refused := d.Check(p)
 	r := d.DryRun(p)
 	if r.Gone {

@@ -208,6 +208,14 @@ func TestUdev(t *testing.T) {
 		m[k] = v
 		return m
 	}
+	withAll := func(kv map[string]string) map[string]string {
+		m := with("", "")
+		delete(m, "")
+		for k, v := range kv {
+			m[k] = v
+		}
+		return m
+	}
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -222,6 +230,13 @@ func TestUdev(t *testing.T) {
 		{"empty policy", with("IOSCHED_SCHEDULER", ""), result{}},
 		{"no scheduler file", with("DEVPATH", "/devices/virtual/block/zram0"), result{Stdout: "zram0: no I/O scheduler, nothing to do\n"}},
 		{"gone", with("DEVPATH", "/devices/virtual/block/loop9"), result{Stdout: "/devices/virtual/block/loop9: went away, nothing done\n"}},
+		{"command line entry for the disk", with("IOSCHED_CMDLINE", "sda:bfq/loop0:none,keep"), result{Stdout: "loop0: none already active\n"}},
+		{"command line entry for every disk", with("IOSCHED_CMDLINE", "sda:bfq/nosuch,keep"), result{Stdout: "loop0: none kept (unavailable: nosuch)\n"}},
+		{"command line without an entry", withAll(map[string]string{"IOSCHED_CMDLINE": "sda:bfq", "IOSCHED_SCHEDULER": "nosuch,none"}),
+			result{Stdout: "loop0: none already active (unavailable: nosuch)\n"}},
+		{"command line only", withAll(map[string]string{"IOSCHED_CMDLINE": "loop0:none", "IOSCHED_SCHEDULER": ""}), result{Stdout: "loop0: none already active\n"}},
+		{"malformed command line", with("IOSCHED_CMDLINE", "loop0:"), result{Code: 1, Stdout: "loop0: none already active\n",
+			Stderr: `iosched: loop0: IOSCHED_CMDLINE="loop0:": want ENTRY[/ENTRY...], an entry DISK:LIST or LIST`}},
 		{"not a disk", with("DEVPATH", "/devices/virtual/net/lo"), result{Code: 1, Stderr: `iosched: udev: DEVPATH not a block device "/devices/virtual/net/lo": lo is not a disk in SYS/block`}},
 		{"bad policy", with("IOSCHED_SCHEDULER", "kyber;rm"), result{Code: 1, Stderr: `iosched: loop0: IOSCHED_SCHEDULER="kyber;rm": scheduler list "kyber;rm": bad scheduler name "kyber;rm": byte ';' not in [a-z0-9_-]`}},
 		{"bad devpath", with("DEVPATH", "/devices/../block/loop0"), result{Code: 2, Stderr: `iosched: bad device name "/devices/../block/loop0": contains ".."`}},

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/iosched/iosched/helper/policy"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
@@ -128,7 +129,14 @@ func (e env) diskStatus(disk string) diskStatus {
 		st.Note, st.noUdevDB = err.Error(), errors.Is(err, udevdb.ErrUnavailable)
 		return st
 	}
-	if v, ok := props[queueattr.Property(queueattr.Scheduler)]; ok {
+	v, ok := props[queueattr.Property(queueattr.Scheduler)]
+	if c := props[queueattr.CmdlineProperty]; c != "" {
+		// The kernel command line's entry for the disk, when it has one
+		// (a malformed one shows in the note).
+		v, _ = policy.ListFor(disk, v, c)
+		ok = true
+	}
+	if ok {
 		st.Wanted = &v
 	}
 	st.Attrs = recordedAttrs(props)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/iosched/iosched/helper/blockdev"
 	"github.com/iosched/iosched/helper/policy"
-	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sysfs"
 )
 
@@ -35,10 +34,8 @@ func cmdUdev(e env, args []string) error {
 	if devtype != "disk" {
 		return nil
 	}
-	schedProp := queueattr.Property(queueattr.Scheduler)
-	list := e.getenv(schedProp)
 	props := e.udevProperties()
-	if list == "" && len(props) == 0 {
+	if !policy.Asks(e.getenv, props) {
 		return nil
 	}
 	devpath := e.getenv("DEVPATH")
@@ -65,15 +62,15 @@ func cmdUdev(e env, args []string) error {
 	if !q.Has("scheduler") {
 		return writeOut(e, dev.Disk+": no I/O scheduler, nothing to do\n")
 	}
-	return e.applyPolicy(e.disk(q), list, props, e.getenv, false)
+	return e.applyPolicy(e.disk(q), props, e.getenv, false)
 }
 
 // applyPolicy is what udev and apply do for one disk: read the recorded
 // policy, drop what the validation pass refuses (each reported), apply
 // the rest and print what was done. Bad input never stops good input;
 // any of it makes the exit status 1.
-func (e env) applyPolicy(d policy.Disk, list string, keys []string, get func(string) string, dryRun bool) error {
-	p, bad := policy.FromProperties(d.Queue.Name(), list, keys, get)
+func (e env) applyPolicy(d policy.Disk, keys []string, get func(string) string, dryRun bool) error {
+	p, bad := policy.FromProperties(d.Queue.Name(), keys, get)
 	p, refused := d.Check(p)
 	for _, err := range refused {
 		bad = append(bad, fmt.Errorf("%w; skipped", err))
