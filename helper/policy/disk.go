@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/iosched/iosched/helper/apply"
 	"github.com/iosched/iosched/helper/disklock"
+	"github.com/iosched/iosched/helper/loopdev"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
@@ -26,10 +28,18 @@ type Disk struct {
 	// Loadable reports whether the kernel could load a scheduler's
 	// module (kmod.Index.Loadable); nil: none can be.
 	Loadable func(name string) (bool, error)
+	// Dev is the device directory ("/dev"), where a loop device's node
+	// tells what no attribute does (queueattr.LoopReadOnly); "" asks no
+	// node.
+	Dev string
 }
 
 func (d Disk) apply(dryRun bool) apply.Disk {
-	a := apply.NewDisk(d.Queue)
+	q := d.Queue
+	if d.Dev != "" {
+		q = loopAware{q, filepath.Join(d.Dev, d.Queue.Name())}
+	}
+	a := apply.NewDisk(q)
 	a.DryRun = dryRun
 	a.Loadable = d.Loadable
 	return a
@@ -350,4 +360,30 @@ func (d Disk) pass(p Policy, dryRun bool) Report {
 		r.Lines = append(r.Lines, "hint: "+hintLine)
 	}
 	return r
+}
+
+// loopAware answers queueattr.LoopReadOnly from the loop device's node
+// (loopdev.ReadOnly), and every other read from the queue.
+type loopAware struct {
+	apply.Queue
+	node string
+}
+
+func (l loopAware) ReadDisk(attr string) (string, error) {
+	if "../"+attr == queueattr.LoopReadOnly {
+		ro, err := loopdev.ReadOnly(l.node)
+		if err != nil {
+			return "", err
+		}
+		if ro {
+			return "1", nil
+		}
+		return "0", nil
+	}
+	if dr, ok := l.Queue.(interface {
+		ReadDisk(string) (string, error)
+	}); ok {
+		return dr.ReadDisk(attr)
+	}
+	return "", fmt.Errorf("%s: %s: %w", l.Name(), attr, os.ErrNotExist)
 }

@@ -10,9 +10,15 @@ import (
 )
 
 // Reader reads attributes of the same queue, for outcomes that depend on
-// its state: a queue attribute by name ("max_hw_sectors_kb", "fua"), or
-// one of the disk itself as "../NAME" ("../ro", "../mq/0/nr_tags").
+// its state: a queue attribute by name ("max_hw_sectors_kb", "fua"), one
+// of the disk itself as "../NAME" ("../ro", "../mq/0/nr_tags"), or
+// LoopReadOnly.
 type Reader func(attr string) (string, error)
+
+// LoopReadOnly is what no attribute shows: "1" when a loop device was
+// attached read-only (LO_FLAGS_READ_ONLY), "0" when not (package policy
+// asks the device).
+const LoopReadOnly = "../loop/(LO_FLAGS_READ_ONLY)"
 
 // Effect is what the kernel's store does with a value.
 type Effect int
@@ -388,7 +394,14 @@ func predictWriteCache(want string, read func(string) (string, bool)) Outcome {
 	}
 	if ro, ok := read("../ro"); ok && ro == "1" {
 		if _, loop := read("../loop/backing_file"); loop {
-			return Outcome{Effect: Ignore, Why: "loop.c:loop_update_limits: a read-only loop device has no volatile write cache"}
+			// ro also reads 1 after BLKROSET (blockdev --setro) on a loop
+			// device attached writable, which keeps its cache.
+			switch lro, _ := read(LoopReadOnly); lro {
+			case "1":
+				return Outcome{Effect: Ignore, Why: "loop.c:loop_update_limits: a loop device attached read-only has no volatile write cache"}
+			case "":
+				return unknown("write back", "a read-only loop device: only its LOOP_GET_STATUS64 flags tell whether it was attached read-only")
+			}
 		}
 	}
 	if ct, ok := read("../cache_type"); ok && ct == "write through" {

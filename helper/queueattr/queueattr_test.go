@@ -49,7 +49,9 @@ var (
 		"../mq/0/nr_tags": "64", "../mq/0/nr_reserved_tags": "1", "write_cache": "write through",
 		"fua": "0", "../ro": "0",
 	}
-	readOnlyLoop = ssd.with("write_cache", "write through", "../ro", "1")
+	readOnlyLoop = ssd.with("write_cache", "write through", "../ro", "1", LoopReadOnly, "1")
+	// blockdev --setro on a loop device attached writable: ro reads 1 too.
+	setroLoop = ssd.with("write_cache", "write through", "../ro", "1", LoopReadOnly, "0")
 	fuaDisk      = hdd.with("write_cache", "write through", "fua", "1")
 	bigIOOpt     = ssd.with("optimal_io_size", "8388608")
 )
@@ -132,6 +134,8 @@ func TestPredict(t *testing.T) {
 		{"write_cache", "write back", ssd, keepAs("write back")},
 		{"write_cache", "write back", fuaDisk, keepAs("write back")},
 		{"write_cache", "write back", readOnlyLoop, ign},
+		{"write_cache", "write back", setroLoop, Outcome{Unknown, "write back", ""}},
+		{"write_cache", "write back", ssd.with("write_cache", "write through", "../ro", "1"), Outcome{Unknown, "write back", ""}},
 		{"write_cache", "write back", hdd.with("../cache_type", "write through"), ign},
 		{"write_cache", "write back", hdd, Outcome{Unknown, "write back", ""}},
 		{"write_cache", "write through", readOnlyLoop, keepAs("write through")},

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -225,6 +226,29 @@ func TestConvergeReadOnlyLoop(t *testing.T) {
 			t.Errorf("udev change %d: opened for writing %q", i, w)
 		}
 	}
+}
+
+// TestConvergeSetroLoop: a loop device attached writable and then made
+// read-only with blockdev --setro reads ro 1 as one attached read-only
+// does, but keeps its write cache: "write back" is written once and
+// holds (the helper asks the device, LOOP_GET_STATUS64).
+func TestConvergeSetroLoop(t *testing.T) {
+	b := setup(t, "blockdev")
+	d := newLoop(t, "")
+	keepAttr(t, d, "write_cache")
+	if out, err := exec.Command("blockdev", "--setro", d.Dev).CombinedOutput(); err != nil {
+		t.Fatalf("blockdev --setro %s: %v\n%s", d.Dev, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("blockdev", "--setrw", d.Dev).CombinedOutput(); err != nil {
+			t.Errorf("blockdev --setrw %s: %v\n%s", d.Dev, err, out)
+		}
+	})
+	if ro, _ := readFile(filepath.Join("/sys/block", d.Name, "ro")); strings.TrimSpace(ro) != "1" {
+		t.Fatalf("after blockdev --setro %s reads ro %q", d.Name, ro)
+	}
+	converge(t, b, d, convergeCase{"", "write_cache", "write through", "", "write through"})
+	converge(t, b, d, convergeCase{"", "write_cache", "write back", "", "write back"})
 }
 
 // converge runs one case, traced, and for a converging one a second time.

@@ -80,6 +80,7 @@ type env struct {
 	getenv         func(string) string
 	environ        func() []string
 	sys            sysfs.FS
+	dev            string       // the device directory, "/dev"; "" in tests on fixtures
 	locks          disklock.Dir // where the per-disk writer locks live
 	modules        func() kmod.Index
 	udev           udevdb.Lookup
@@ -95,6 +96,7 @@ func main() {
 		getenv:    os.Getenv,
 		environ:   os.Environ,
 		sys:       sysfs.Default,
+		dev:       "/dev",
 		locks:     disklock.Default,
 		modules:   runningKernelModules,
 		udev:      udevdb.Policy,

@@ -56,6 +56,7 @@ func (e env) disk(q apply.Queue) policy.Disk {
 		Queue: q,
 		Sys:   e.sys,
 		Locks: e.locks,
+		Dev:   e.dev,
 		Loadable: func(name string) (bool, error) {
 			return e.modules().Loadable(name)
 		},
