@@ -52,8 +52,8 @@ var (
 	readOnlyLoop = ssd.with("write_cache", "write through", "../ro", "1", LoopReadOnly, "1")
 	// blockdev --setro on a loop device attached writable: ro reads 1 too.
 	setroLoop = ssd.with("write_cache", "write through", "../ro", "1", LoopReadOnly, "0")
-	fuaDisk      = hdd.with("write_cache", "write through", "fua", "1")
-	bigIOOpt     = ssd.with("optimal_io_size", "8388608")
+	fuaDisk   = hdd.with("write_cache", "write through", "fua", "1")
+	bigIOOpt  = ssd.with("optimal_io_size", "8388608")
 )
 
 // TestPredict is the kernel model: for every attribute and tunable
