@@ -38,6 +38,7 @@ type Finding struct {
 	Freezes []queueattr.FreezeRange // the kernels on which the write freezes
 	Guard   string                  // a guard on the attribute that never stops the write
 	Replace string                  // the iosched rule that replaces the whole rule
+	Device  string                  // ATTR{[SUBSYSTEM/KERNEL]...}: the device written, not the event's
 }
 
 func (f Finding) String() string { return f.Text(true) }
@@ -46,6 +47,9 @@ func (f Finding) String() string { return f.Text(true) }
 // rule with several writes needs it once.
 func (f Finding) Text(withReplace bool) string {
 	how := fmt.Sprintf("ATTR{queue/%s}=%q", f.Attr, f.Value)
+	if f.Device != "" {
+		how = fmt.Sprintf("ATTR{[%s]queue/%s}=%q", f.Device, f.Attr, f.Value)
+	}
 	if f.ViaRUN {
 		how = "a RUN program writes queue/" + f.Attr
 	}
@@ -54,11 +58,11 @@ func (f Finding) Text(withReplace bool) string {
 		s += fmt.Sprintf("\n    the guard %s never stops it: queue/scheduler reads the whole list (\"mq-deadline [%s] none\"), never the bare name; the glob that works is ATTR{queue/scheduler}!=\"*[[]%s[]]*\"",
 			f.Guard, f.Value, f.Value)
 	}
-	if !withReplace {
+	if !withReplace || f.Device != "" {
 		return s
 	}
-	return s + fmt.Sprintf("\n    replace with, in /etc/udev/rules.d/61-iosched-local.rules (any name sorting after %s and before %s; `iosched audit --fix` writes it):\n        %s",
-		PolicyRules, RunRules, f.Replace)
+	return s + fmt.Sprintf("\n    converted in place (`iosched audit --fix` does it, in a file of the same name in /etc/udev/rules.d), the rule reads:\n        %s",
+		f.Replace)
 }
 
 // FreezeText says on which kernels a write freezes the queue, e.g.
@@ -231,13 +235,42 @@ func jumpsOnChange(keys []key) bool {
 	return true
 }
 
-// queueWrite returns the attribute an ATTR{queue/...}= key writes.
+// queueAttr splits an ATTR{} name into the queue attribute it names
+// and the device of the [SUBSYSTEM/KERNEL] form ("" for the event's
+// own). Doubled slashes are one, as in the kernel's path lookup.
+func queueAttr(name string) (attr, dev string, ok bool) {
+	if strings.HasPrefix(name, "[") {
+		j := strings.IndexByte(name, ']')
+		if j < 0 {
+			return "", "", false
+		}
+		dev, name = name[1:j], name[j+1:]
+	}
+	for strings.Contains(name, "//") {
+		name = strings.ReplaceAll(name, "//", "/")
+	}
+	attr, ok = strings.CutPrefix(strings.TrimPrefix(name, "/"), "queue/")
+	return attr, dev, ok && attr != ""
+}
+
+// queueWrite returns the attribute an ATTR{queue/...}= key writes on the
+// event's own device.
 func queueWrite(k key) (string, bool) {
-	attr, ok := strings.CutPrefix(k.attr, "queue/")
-	if k.name != "ATTR" || !ok || !k.assign() || attr == "" {
+	attr, dev, ok := queueAttr(k.attr)
+	if k.name != "ATTR" || !ok || dev != "" || !k.assign() {
 		return "", false
 	}
 	return attr, true
+}
+
+// otherWrite returns the attribute and device an
+// ATTR{[SUBSYSTEM/KERNEL]queue/...}= key writes on another device.
+func otherWrite(k key) (string, string, bool) {
+	attr, dev, ok := queueAttr(k.attr)
+	if k.name != "ATTR" || !ok || dev == "" || !k.assign() {
+		return "", "", false
+	}
+	return attr, dev, true
 }
 
 // known reports whether iosched can set attr through a property.
@@ -254,6 +287,12 @@ func known(attr string) bool {
 func writes(file string, r rule) []Finding {
 	var out []Finding
 	for _, k := range r.keys {
+		if attr, dev, ok := otherWrite(k); ok {
+			if ranges := queueattr.FreezeRanges(attr); ranges != nil {
+				out = append(out, Finding{File: file, Line: r.line, Attr: attr, Value: k.value, Freezes: ranges, Device: dev})
+			}
+			continue
+		}
 		if attr, ok := queueWrite(k); ok {
 			ranges := queueattr.FreezeRanges(attr)
 			if ranges == nil {
@@ -329,7 +368,7 @@ type guardResult struct {
 func guard(keys []key, attr, value string) guardResult {
 	var g guardResult
 	for _, k := range keys {
-		if k.name != "ATTR" || k.attr != "queue/"+attr || !k.match() {
+		if a, dev, ok := queueAttr(k.attr); k.name != "ATTR" || !ok || dev != "" || a != attr || !k.match() {
 			continue
 		}
 		if strings.ContainsAny(value, "$%") {
@@ -383,12 +422,8 @@ func replacement(keys []key, actions bool) string {
 			parts = append(parts, "ENV{"+queueattr.Property(attr)+"}="+assignValue(k))
 			continue
 		}
-		if attr, ok := strings.CutPrefix(k.attr, "queue/"); ok && k.name == "ATTR" && k.match() {
-			if v, conv := converted[attr]; conv {
-				if g := guard([]key{k}, attr, v); g.stops || g.never != "" {
-					continue
-				}
-			}
+		if isConvertedGuard(k, converted) {
+			continue
 		}
 		if actions || k.match() || k.name == "GOTO" || k.name == "LABEL" {
 			parts = append(parts, k.original)

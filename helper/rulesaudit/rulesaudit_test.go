@@ -103,7 +103,7 @@ func TestFindingText(t *testing.T) {
 	}
 	want := `testdata/bad-guard.rules:3: ATTR{queue/scheduler}="bfq" on change events: freezes the queue on every write on 6.12 and later
     the guard ATTR{queue/scheduler}!="bfq" never stops it: queue/scheduler reads the whole list ("mq-deadline [bfq] none"), never the bare name; the glob that works is ATTR{queue/scheduler}!="*[[]bfq[]]*"
-    replace with, in /etc/udev/rules.d/61-iosched-local.rules (any name sorting after 60-iosched.rules and before 99-iosched-run.rules; ` + "`iosched audit --fix`" + ` writes it):
+    converted in place (` + "`iosched audit --fix`" + ` does it, in a file of the same name in /etc/udev/rules.d), the rule reads:
         ACTION=="add|change", KERNEL=="sd[a-z]", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq"`
 	if diff := cmp.Diff(want, found[0].String()); diff != "" {
 		t.Errorf("finding text (-want +got):\n%s", diff)
