@@ -39,6 +39,7 @@ type Finding struct {
 	Guard   string                  // a guard on the attribute that never stops the write
 	Replace string                  // the iosched rule that replaces the whole rule
 	Device  string                  // ATTR{[SUBSYSTEM/KERNEL]...}: the device written, not the event's
+	AddOnly bool                    // written on add events only
 }
 
 func (f Finding) String() string { return f.Text(true) }
@@ -147,6 +148,28 @@ func masks(fi fs.FileInfo) bool {
 	return fi.Mode()&fs.ModeDevice != 0
 }
 
+// AddOnly returns the writes of one rules file that add events perform
+// and change events do not.
+func AddOnly(path string) ([]Finding, error) {
+	rules, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return addOnly(path, rules), nil
+}
+
+// AddOnlyText says what an add-only write does; with policy (iosched's
+// policy rules are installed) a scheduler write is a conflict.
+func AddOnlyText(f Finding, policy bool) string {
+	s := fmt.Sprintf("%s:%d: ATTR{queue/%s}=%q on add events only: at least twice a boot (the initramfs and coldplug), not on change",
+		f.File, f.Line, f.Attr, f.Value)
+	if policy && f.Attr == queueattr.Scheduler {
+		s += fmt.Sprintf("\n    conflict: %s sets a scheduler policy too, so on every boot this rule switches the disk and iosched switches it back (two switches a disk); turn it into ENV{IOSCHED_SCHEDULER}=%q, ENV{%s}=\"1\" for add and change, or remove it",
+			PolicyRules, f.Value, MarkerProperty)
+	}
+	return s
+}
+
 // File audits one rules file.
 func File(path string) ([]Finding, error) {
 	rules, err := readFile(path)
@@ -169,25 +192,68 @@ func readFile(path string) ([]rule, error) {
 	return rules, nil
 }
 
-// audit walks the rules as a change event on a block disk would: a GOTO
-// whose conditions surely hold jumps to its LABEL (the labelled rule
-// runs), a GOTO to a label that does not follow in the file is ignored,
-// as udevd ignores it.
-func audit(name string, rules []rule) []Finding {
+// audit returns the writes udevd performs on a change event of a block
+// disk (see reachable).
+func audit(name string, rules []rule) []Finding { return auditAction(name, rules, "change") }
+
+// auditAction returns the writes of the rules an event of action
+// reaches.
+func auditAction(name string, rules []rule, action string) []Finding {
 	var found []Finding
-	for i := 0; i < len(rules); i++ {
-		r := rules[i]
-		if !onChange(r.keys) {
-			continue
-		}
-		found = append(found, writes(name, r)...)
-		if label := r.gotoLabel(); label != "" && jumpsOnChange(r.keys) {
-			if j := labelAfter(rules, i, label); j > 0 {
-				i = j - 1
-			}
+	for i, ok := range reachable(rules, action) {
+		if ok && onAction(rules[i].keys, action) {
+			found = append(found, writes(name, rules[i])...)
 		}
 	}
 	return found
+}
+
+// addOnly returns the writes an add event performs and a change event
+// does not.
+func addOnly(name string, rules []rule) []Finding {
+	onChange := map[string]bool{}
+	for _, f := range audit(name, rules) {
+		onChange[fmt.Sprint(f.Line, f.Attr, f.Device, f.ViaRUN)] = true
+	}
+	var out []Finding
+	for _, f := range auditAction(name, rules, "add") {
+		if !onChange[fmt.Sprint(f.Line, f.Attr, f.Device, f.ViaRUN)] {
+			f.AddOnly = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// reachable marks the rules an event of action on a block disk may
+// reach, over every GOTO/LABEL path: the first rule; the one after a
+// reached rule unless that rule surely jumps; the LABEL rule a reached
+// rule whose ACTION lets the event through may jump to. A GOTO to a
+// label that does not follow in the file is ignored, as udevd ignores
+// it.
+func reachable(rules []rule, action string) []bool {
+	reach := make([]bool, len(rules)+1)
+	reach[0] = true
+	for i, r := range rules {
+		if !reach[i] {
+			continue
+		}
+		if !onAction(r.keys, action) {
+			reach[i+1] = true
+			continue
+		}
+		j := -1
+		if label := r.gotoLabel(); label != "" {
+			j = labelAfter(rules, i, label)
+		}
+		if j > 0 {
+			reach[j] = true
+		}
+		if j < 0 || !surelyJumps(r.keys) {
+			reach[i+1] = true
+		}
+	}
+	return reach[:len(rules)]
 }
 
 // labelAfter returns the index of the first rule after i with LABEL
@@ -201,26 +267,25 @@ func labelAfter(rules []rule, i int, label string) int {
 	return -1
 }
 
-// onChange reports whether the rule's ACTION conditions let a change
-// event through; a rule without any does.
-func onChange(keys []key) bool {
+// onAction reports whether the rule's ACTION conditions let an event of
+// action through; a rule without any does.
+func onAction(keys []key, action string) bool {
 	for _, k := range keys {
 		if k.name != "ACTION" || !k.match() {
 			continue
 		}
-		if globMatch(k.value, "change", k.fold) != (k.op == "==") {
+		if globMatch(k.value, action, k.fold) != (k.op == "==") {
 			return false
 		}
 	}
 	return true
 }
 
-// jumpsOnChange reports whether change events on block disks surely take
-// the rule's GOTO: its only conditions are on ACTION (already known to
-// pass) and on SUBSYSTEM, which is "block" here. Any other condition
-// might not hold, so the jump is not assumed and the rules after it are
-// audited.
-func jumpsOnChange(keys []key) bool {
+// surelyJumps reports whether events on block disks surely take the
+// rule's GOTO: its only conditions are on ACTION (already known to pass)
+// and on SUBSYSTEM, which is "block" here. Any other condition might
+// not hold, so both ways are followed.
+func surelyJumps(keys []key) bool {
 	for _, k := range keys {
 		switch {
 		case k.name == "ACTION":

@@ -252,3 +252,34 @@ func TestGlobMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditAsUdevd: the writes udevd performs, read as it reads rules
+// (testdata/wild.rules says which reading each line tests).
+func TestAuditAsUdevd(t *testing.T) {
+	rules, err := readFile("testdata/wild.rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type w struct {
+		Line         int
+		Attr, Device string
+		AddOnly      bool
+	}
+	var got []w
+	for _, f := range append(audit("w", rules), addOnly("w", rules)...) {
+		got = append(got, w{f.Line, f.Attr, f.Device, f.AddOnly})
+	}
+	want := []w{
+		{6, "scheduler", "", false}, // reached by the first GOTO only
+		{8, "read_ahead_kb", "", false},
+		{9, "scheduler", "block/sda", false},
+		{10, "nomerges", "", false},
+		{12, "wbt_lat_usec", "", false}, // after a lone "\r"
+		{14, "iostats", "", false},      // after a NUL
+		{11, "rotational", "", true},
+		{13, "add_random", "", true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("writes of wild.rules (-want +got):\n%s", diff)
+	}
+}

@@ -98,8 +98,9 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 			files = append(files, p)
 		}
 	}
-	var found []rulesaudit.Finding
+	var found, addOnly []rulesaudit.Finding
 	var readable []string
+	policy := false
 	for _, f := range files {
 		fd, err := rulesaudit.File(f)
 		if err != nil {
@@ -108,6 +109,9 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 		}
 		readable = append(readable, f)
 		found = append(found, fd...)
+		ao, _ := rulesaudit.AddOnly(f)
+		addOnly = append(addOnly, ao...)
+		policy = policy || filepath.Base(f) == rulesaudit.PolicyRules
 	}
 	if fix {
 		fixable, notRead := udevdReads(readable, system.Files, e.rulesDirs)
@@ -128,6 +132,14 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 		last := i+1 == len(found) || found[i+1].File != f.File || found[i+1].Line != f.Line || found[i+1].ViaRUN
 		fmt.Fprintln(out, f.Text(last || f.ViaRUN))
 	}
+	conflicts := 0
+	for _, f := range addOnly {
+		t := rulesaudit.AddOnlyText(f, policy)
+		if strings.Contains(t, "\n") {
+			conflicts++
+		}
+		fmt.Fprintln(out, t)
+	}
 	where := humanList(read)
 	if where == "" {
 		where = "nowhere: no rules directory exists"
@@ -139,11 +151,14 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 		fmt.Fprintf(out, "no rule writes a freezing queue attribute on change events (%d file(s) read from %s)\n",
 			len(readable), where)
 	}
+	if conflicts > 0 {
+		fmt.Fprintf(out, "%d add-only scheduler write(s) fight iosched's policy at every boot\n", conflicts)
+	}
 	switch {
 	case len(skipped) > 0:
 		return errFound{n: len(found), status: exitUsage}
-	case len(found) > 0:
-		return errFound{n: len(found)}
+	case len(found)+conflicts > 0:
+		return errFound{n: len(found) + conflicts}
 	}
 	return nil
 }

@@ -90,6 +90,9 @@ func TestAuditExit(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	conflict := t.TempDir()
+	copyFile(t, testdata(t, "fedora-style.rules"), filepath.Join(conflict, "60-block-scheduler.rules"))
+	copyFile(t, "../../../rules.d/60-iosched.rules", filepath.Join(conflict, "60-iosched.rules"))
 	badGuard := filepath.Join(lib, "60-bad-guard.rules")
 	found := badGuard + `:3: ATTR{queue/scheduler}="bfq" on change events: freezes the queue on every write on 6.12 and later`
 	tests := []struct {
@@ -98,7 +101,8 @@ func TestAuditExit(t *testing.T) {
 		args []string
 		want auditResult
 	}{
-		{"clean files", nil, []string{testdata(t, "guarded.rules"), testdata(t, "rhel-style.rules")}, auditResult{Code: 0, Stdout: []string{
+		{"clean files, an add-only write reported", nil, []string{testdata(t, "guarded.rules"), testdata(t, "rhel-style.rules")}, auditResult{Code: 0, Stdout: []string{
+			testdata(t, "rhel-style.rules") + `:8: ATTR{queue/scheduler}="$env{elevator}" on add events only: at least twice a boot (the initramfs and coldplug), not on change`,
 			"no rule writes a freezing queue attribute on change events (2 file(s) read from " +
 				testdata(t, "guarded.rules") + " and " + testdata(t, "rhel-style.rules") + ")"}}},
 		{"found", nil, []string{badGuard}, auditResult{Code: 1, Stdout: []string{found,
@@ -117,6 +121,10 @@ func TestAuditExit(t *testing.T) {
 			Stderr: []string{"iosched: audit " + fifo + ": not a regular file"}}},
 		{"no directory", []string{filepath.Join(etc, "none")}, nil, auditResult{Code: 0,
 			Stdout: []string{"no rule writes a freezing queue attribute on change events (0 file(s) read from nowhere: no rules directory exists)"}}},
+		{"add-only scheduler write against iosched's policy", []string{conflict}, nil, auditResult{Code: 1, Stdout: []string{
+			filepath.Join(conflict, "60-block-scheduler.rules") + `:2: ATTR{queue/scheduler}="bfq" on add events only: at least twice a boot (the initramfs and coldplug), not on change`,
+			"no rule writes a freezing queue attribute on change events (2 file(s) read from " + conflict + ")",
+			"1 add-only scheduler write(s) fight iosched's policy at every boot"}}},
 		{"--dry-run alone", nil, []string{"--dry-run"}, auditResult{Code: 2, Stderr: []string{"iosched: audit --dry-run goes with --fix"}}},
 		{"--undo with a path", []string{etc}, []string{"--undo", lib}, auditResult{Code: 2, Stderr: []string{"iosched: audit --undo takes no other flag or argument"}}},
 	}
