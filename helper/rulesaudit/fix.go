@@ -108,6 +108,8 @@ func PlanFix(in FixInput) ([]Change, error) {
 			}
 			if len(p.conv) == 0 {
 				p.conv = nil
+			} else {
+				convertTunables(p)
 			}
 		}
 		files = append(files, p)
@@ -138,6 +140,23 @@ func PlanFix(in FixInput) ([]Change, error) {
 		return nil, errors.Join(refused...)
 	}
 	return plan, nil
+}
+
+// convertTunables converts the scheduler tunable writes change events
+// reach too, though they do not freeze: left as ATTR{}, they would run
+// before a converted scheduler switch that resets them, not after it.
+func convertTunables(p *parsed) {
+	for i, ok := range reachable(p.rules, "change") {
+		r := p.rules[i]
+		if !ok || !onAction(r.keys, "change") {
+			continue
+		}
+		for _, k := range r.keys {
+			if attr, w := queueWrite(k); w && strings.HasPrefix(attr, queueattr.TunablePrefix) {
+				p.conv[r.line] = true
+			}
+		}
+	}
 }
 
 // crossCheck refuses what would change meaning once the converted writes
@@ -173,10 +192,11 @@ func crossCheck(files []*parsed) error {
 							"%s:%d: %s reads queue/%s, which this rule writes: converted, iosched would write it only after all rules ran",
 							p.path, r.line, k.original, attr)})
 					}
-					if a, ok := queueWrite(k); ok && a == attr && !p.conv[r.line] {
+					if a, ok := queueWrite(k); ok && !p.conv[r.line] && (a == attr ||
+						attr == queueattr.Scheduler && strings.HasPrefix(a, queueattr.TunablePrefix)) {
 						refused = append(refused, Refusal{File: w.file, Line: w.line, Why: fmt.Sprintf(
-							"%s:%d writes queue/%s again and is not converted (no change event reaches it): converted, this rule's write would come after it rather than before",
-							p.path, r.line, attr)})
+							"%s:%d writes queue/%s after it and is not converted (no change event reaches it, or its file is not fixed): converted, this rule's write would come after it rather than before",
+							p.path, r.line, a)})
 					}
 				}
 			}

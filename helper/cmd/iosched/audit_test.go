@@ -341,7 +341,7 @@ func TestAuditFixRefuses(t *testing.T) {
 	copyFile(t, testdata(t, "cachyos-style.rules"), filepath.Join(lib, "60-ioschedulers.rules"))
 	copyFile(t, testdata(t, "fedora-style.rules"), filepath.Join(lib, "61-block-scheduler.rules"))
 	got, _ := runAudit(t, []string{etc, lib}, nil, "--fix")
-	if got.Code != 2 || len(got.Stderr) < 2 || !strings.Contains(got.Stderr[0], filepath.Join(lib, "61-block-scheduler.rules")+":2 writes queue/scheduler again and is not converted") {
+	if got.Code != 2 || len(got.Stderr) < 2 || !strings.Contains(got.Stderr[0], filepath.Join(lib, "61-block-scheduler.rules")+":2 writes queue/scheduler after it and is not converted") {
 		t.Errorf("audit --fix before an add-only write = %+v", got)
 	}
 	if files := tree(t, etc); len(files) != 0 {
