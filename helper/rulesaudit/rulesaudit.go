@@ -170,6 +170,34 @@ func AddOnlyText(f Finding, policy bool) string {
 	return s
 }
 
+// Run is a RUN key of a rules file.
+type Run struct {
+	Line    int
+	Command string
+}
+
+// RunCommands returns the RUN keys that add or change events on block
+// disks may reach in one rules file.
+func RunCommands(path string) ([]Run, error) {
+	rules, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	add, change := reachable(rules, "add"), reachable(rules, "change")
+	var out []Run
+	for i, r := range rules {
+		if !(add[i] && onAction(r.keys, "add") || change[i] && onAction(r.keys, "change")) {
+			continue
+		}
+		for _, k := range r.keys {
+			if k.name == "RUN" && !k.match() {
+				out = append(out, Run{r.line, k.value})
+			}
+		}
+	}
+	return out, nil
+}
+
 // File audits one rules file.
 func File(path string) ([]Finding, error) {
 	rules, err := readFile(path)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/iosched/iosched/helper/rulesaudit"
+	"github.com/iosched/iosched/helper/writers"
 )
 
 // errFound ends audit with a status and no further message: what it has
@@ -31,8 +32,9 @@ func (e errFound) exit() int {
 }
 
 // cmdAudit reports rules that write a freezing queue attribute with
-// ATTR{} on change events: exit 0 when there is none, 1 when it finds
-// any (so that a distribution can run it in CI), 2 when it could not read
+// ATTR{} on change events, add-only scheduler writes beside iosched's
+// policy and, auditing the system, the other writers package writers
+// finds: exit 0 when there is none, 1 when it finds any (so that a distribution can run it in CI), 2 when it could not read
 // a rules file or directory (reported, skipped, the rest audited, as
 // udevd skips it too). --fix converts those writes into properties in
 // place, in files of the same names in the first rules directory
@@ -132,6 +134,18 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 		last := i+1 == len(found) || found[i+1].File != f.File || found[i+1].Line != f.Line || found[i+1].ViaRUN
 		fmt.Fprintln(out, f.Text(last || f.ViaRUN))
 	}
+	var others []writers.Writer
+	if len(paths) == 0 && e.root != "" {
+		ws, err := writers.Find(e.root)
+		others = ws
+		if err != nil {
+			skipped = append(skipped, err)
+			fmt.Fprintf(e.stderr, "iosched: %v\n", err)
+		}
+	}
+	for _, w := range others {
+		fmt.Fprintln(out, w)
+	}
 	conflicts := 0
 	for _, f := range addOnly {
 		t := rulesaudit.AddOnlyText(f, policy)
@@ -151,14 +165,17 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 		fmt.Fprintf(out, "no rule writes a freezing queue attribute on change events (%d file(s) read from %s)\n",
 			len(readable), where)
 	}
+	if len(others) > 0 {
+		fmt.Fprintf(out, "%d write(s) of queue attributes at boot outside udev's rules, none comparing first\n", len(others))
+	}
 	if conflicts > 0 {
 		fmt.Fprintf(out, "%d add-only scheduler write(s) fight iosched's policy at every boot\n", conflicts)
 	}
 	switch {
 	case len(skipped) > 0:
 		return errFound{n: len(found), status: exitUsage}
-	case len(found)+conflicts > 0:
-		return errFound{n: len(found) + conflicts}
+	case len(found)+conflicts+len(others) > 0:
+		return errFound{n: len(found) + conflicts + len(others)}
 	}
 	return nil
 }

@@ -348,3 +348,25 @@ func TestAuditFixRefuses(t *testing.T) {
 		t.Errorf("audit --fix before an add-only write wrote %v", files)
 	}
 }
+
+// TestAuditOtherWriters: auditing the system also lists the writers
+// outside udev's rules, and counts them as findings.
+func TestAuditOtherWriters(t *testing.T) {
+	root := t.TempDir()
+	etc := filepath.Join(root, "etc", "udev", "rules.d")
+	if err := os.MkdirAll(filepath.Join(root, "etc", "tmpfiles.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc", "tmpfiles.d", "s.conf"), []byte("w /sys/block/sda/queue/scheduler - - - - bfq\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run(env{stdout: &out, stderr: &errb, rulesDirs: []string{etc}, root: root}, []string{"audit"})
+	want := "/etc/tmpfiles.d/s.conf:1: systemd-tmpfiles writes queue/scheduler=\"bfq\" on sda at boot, without comparing first\n" +
+		"    remove the line and set ENV{IOSCHED_SCHEDULER}=\"bfq\" in a udev rule for the disk: iosched writes only what would change\n" +
+		"no rule writes a freezing queue attribute on change events (0 file(s) read from nowhere: no rules directory exists)\n" +
+		"1 write(s) of queue attributes at boot outside udev's rules, none comparing first\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" || code != 1 {
+		t.Errorf("audit exit %d, stderr %q, stdout (-want +got):\n%s", code, errb.String(), diff)
+	}
+}
