@@ -9,12 +9,18 @@ import (
 )
 
 // maxLine is systemd's UDEV_LINE_SIZE: udevd reads a rules file with
-// read_line(f, UDEV_LINE_SIZE), which fails for a line that long, and then
-// skips the whole file; a rule joined from continuation lines that
-// reaches it is ignored on its own (udev-rules.c, udev_rules_parse_file).
+// read_line(f, UDEV_LINE_SIZE), which fails for a line that long, and
+// stops reading the file there; a rule joined from continuation lines
+// that reaches it is ignored on its own (udev-rules.c,
+// udev_rules_parse_file). What happens to the rules read before the long
+// line depends on the version: udev 252 (Debian 12) keeps them, without
+// resolving the file's GOTOs (rule_resolve_goto is never reached, so
+// every GOTO falls through); 257 (Debian 13) and 262 free the file's
+// rules with it, skipping the whole file.
 const maxLine = 16384
 
-// ErrLineTooLong marks a file that udevd skips whole.
+// ErrLineTooLong marks a file that udevd skips (257 and later) or reads
+// only up to the long line (252).
 var ErrLineTooLong = errors.New("line too long")
 
 // key is one KEY{attr}OP"value" of a rule.
@@ -125,7 +131,7 @@ func parseRules(data string) ([]rule, error) {
 	for i, pl := range lines {
 		raw := pl.text
 		if len(raw) >= maxLine {
-			return nil, fmt.Errorf("line %d: %w (%d bytes, udevd's limit is %d): udevd skips the whole file",
+			return rules, fmt.Errorf("line %d: %w (%d bytes, udevd's limit is %d): udevd 257 and later skip the whole file",
 				i+1, ErrLineTooLong, len(raw), maxLine-1)
 		}
 		if !inCont {

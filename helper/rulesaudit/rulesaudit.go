@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -40,6 +41,7 @@ type Finding struct {
 	Replace string                  // the iosched rule that replaces the whole rule
 	Device  string                  // ATTR{[SUBSYSTEM/KERNEL]...}: the device written, not the event's
 	AddOnly bool                    // written on add events only
+	Udev252 bool                    // only udev 252 performs it: a later line is too long (ErrLineTooLong)
 }
 
 func (f Finding) String() string { return f.Text(true) }
@@ -50,6 +52,9 @@ func (f Finding) Text(withReplace bool) string {
 	how := fmt.Sprintf("ATTR{queue/%s}=%q", f.Attr, f.Value)
 	if f.Device != "" {
 		how = fmt.Sprintf("ATTR{[%s]queue/%s}=%q", f.Device, f.Attr, f.Value)
+	}
+	if f.Udev252 {
+		how += " (udev 252 only: it reads the rules before the line too long, every GOTO falling through; 257 and later skip the file)"
 	}
 	if f.ViaRUN {
 		how = "a RUN program writes queue/" + f.Attr
@@ -199,8 +204,21 @@ func RunCommands(path string) ([]Run, error) {
 }
 
 // File audits one rules file.
+// A file with a line too long for udevd comes with its error and the
+// writes udev 252 still performs: those of the rules before the line,
+// every GOTO falling through (Finding.Udev252).
 func File(path string) ([]Finding, error) {
 	rules, err := readFile(path)
+	if errors.Is(err, ErrLineTooLong) {
+		for i := range rules {
+			rules[i].keys = slices.DeleteFunc(slices.Clone(rules[i].keys), func(k key) bool { return k.name == "GOTO" })
+		}
+		found := audit(path, rules)
+		for i := range found {
+			found[i].Udev252 = true
+		}
+		return found, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +233,8 @@ func readFile(path string) ([]rule, error) {
 	defer f.Close()
 	rules, err := readRules(f)
 	if err != nil {
-		return nil, fmt.Errorf("audit %s: %w", path, err)
+		// The rules before a line too long come with the error.
+		return rules, fmt.Errorf("audit %s: %w", path, err)
 	}
 	return rules, nil
 }

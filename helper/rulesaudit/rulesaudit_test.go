@@ -122,18 +122,28 @@ func TestLineLimits(t *testing.T) {
 		tooLong    bool
 	}{
 		{"longest line read", pad(maxLine-1) + "\n", []int{1}, false},
-		{"line too long", write + "\n" + pad(maxLine) + "\n", nil, true},
+		// udev 252 keeps the rules before the long line, 257 skips the file.
+		{"line too long", write + "\n" + pad(maxLine) + "\n", []int{1}, true},
+		// ... and 252 never resolves the file's GOTOs: they fall through.
+		{"line too long after a GOTO", "GOTO=\"x\"\n" + write + "\nLABEL=\"x\"\n" + pad(maxLine) + "\n", []int{2}, true},
 		{"continuation too long", pad(maxLine/2) + "\\\n" + strings.Repeat(" ", maxLine/2) + "x\n" + write + "\n", []int{3}, false},
 		{"continuation just short", write + strings.Repeat(" ", maxLine/2-len(write)) + "\\\n" + strings.Repeat(" ", maxLine/2-3) + "\n", []int{1}, false},
 	}
 	for _, tt := range tests {
-		rules, err := readRules(strings.NewReader(tt.text))
+		p := filepath.Join(t.TempDir(), "x.rules")
+		if err := os.WriteFile(p, []byte(tt.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		found, err := File(p)
 		if got := errors.Is(err, ErrLineTooLong); got != tt.tooLong {
 			t.Errorf("%s: error %v, want too long %v", tt.name, err, tt.tooLong)
 		}
 		var got []int
-		for _, f := range audit("x", rules) {
+		for _, f := range found {
 			got = append(got, f.Line)
+			if f.Udev252 != tt.tooLong {
+				t.Errorf("%s: line %d: udev 252 only %v, want %v", tt.name, f.Line, f.Udev252, tt.tooLong)
+			}
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: findings (-want +got):\n%s", tt.name, diff)

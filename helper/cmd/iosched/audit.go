@@ -105,12 +105,12 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 	policy := false
 	for _, f := range files {
 		fd, err := rulesaudit.File(f)
+		found = append(found, fd...) // udev 252's writes, with a line too long
 		if err != nil {
 			skipped = append(skipped, err)
 			continue
 		}
 		readable = append(readable, f)
-		found = append(found, fd...)
 		ao, _ := rulesaudit.AddOnly(f)
 		addOnly = append(addOnly, ao...)
 		policy = policy || filepath.Base(f) == rulesaudit.PolicyRules
