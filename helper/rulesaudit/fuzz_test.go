@@ -25,7 +25,7 @@ func FuzzAudit(f *testing.F) {
 		if err != nil {
 			return
 		}
-		lines := strings.Count(text, "\n") + 1
+		lines := len(splitPhys(text)) + 1
 		for _, fd := range audit("f", rules) {
 			if fd.Line < 1 || fd.Line > lines {
 				t.Fatalf("finding at line %d of a %d-line text", fd.Line, lines)

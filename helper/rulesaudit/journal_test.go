@@ -268,3 +268,39 @@ func TestUndo(t *testing.T) {
 		t.Errorf("70-tuning.rules after the second --undo (-want +got):\n%s", diff)
 	}
 }
+
+// TestUndoFailsAtEveryStep: an --undo that fails at any step, once and
+// for good, leaves what a second --undo completes.
+func TestUndoFailsAtEveryStep(t *testing.T) {
+	for n := 1; ; n++ {
+		etc, in := fixTree(t, false)
+		before := snapshot(t, etc)
+		plan, err := PlanFix(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ApplyFix(etc, plan); err != nil {
+			t.Fatal(err)
+		}
+		f := &faultFS{FS: OS, n: n, sticky: true}
+		_, err = undo(f, etc)
+		if f.calls < n {
+			if err != nil {
+				t.Fatalf("undo with no failure: %v", err)
+			}
+			if n < 5 {
+				t.Fatalf("only %d changing steps: the test reaches too little", n-1)
+			}
+			return
+		}
+		if !errors.Is(err, errInjected) {
+			t.Fatalf("step %d failed, undo = %v", n, err)
+		}
+		if _, err := undo(OS, etc); err != nil {
+			t.Fatalf("step %d failed, then undo again: %v", n, err)
+		}
+		if diff := cmp.Diff(before, snapshot(t, etc)); diff != "" {
+			t.Errorf("undo failed at step %d, then completed (-want +got):\n%s", n, diff)
+		}
+	}
+}
