@@ -353,13 +353,9 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 			attr, write := queueWrite(k)
 			switch {
 			case write:
-				text = "ENV{" + queueattr.Property(attr) + "}=" + assignValue(k)
+				text = propertyText(k, attr)
 				if v := schedValue(attr, k.value); v != k.value {
-					text = "ENV{" + queueattr.Property(attr) + "}=\"" + v + "\""
 					notes = append(notes, fmt.Sprintf("%s:%d: %q is %q on every kernel iosched supports", p.path, r.line, k.value, v))
-				}
-				if attr == queueattr.Scheduler {
-					text += ", ENV{" + MarkerProperty + "}=\"1\""
 				}
 				if t, ok := strings.CutPrefix(attr, queueattr.TunablePrefix); ok && !tunableKnown(t) {
 					if !kernelHasTunable(sys, t) {

@@ -512,16 +512,12 @@ func readsBack(attr, value string) []string {
 	return []string{b, b + " none", "none " + b, "mq-deadline " + b + " none", "none " + b + " kyber"}
 }
 
-// Replacement rewrites the rule for the iosched rules: each ATTR{queue/}
-// write of an attribute iosched knows becomes the property the iosched
-// rules act on (IOSCHED_SCHEDULER, IOSCHED_ATTR_*, IOSCHED_TUNE_*), the
-// guards on those attributes go (iosched compares first), every other key
-// stays as written.
-func Replacement(keys []key) string { return replacement(keys, true) }
-
-// replacement is Replacement, without the rule's other assignments
-// unless actions: the migrated file leaves them to the override.
-func replacement(keys []key, actions bool) string {
+// Replacement is the rule as `iosched audit --fix` converts it: each
+// ATTR{queue/} write of an attribute iosched knows becomes the property
+// the iosched rules act on (IOSCHED_SCHEDULER with MarkerProperty,
+// IOSCHED_ATTR_*, IOSCHED_TUNE_*), the guards on those attributes go
+// (iosched compares first), every other key stays as written.
+func Replacement(keys []key) string {
 	converted := map[string]string{}
 	for _, k := range keys {
 		if attr, ok := queueWrite(k); ok && known(attr) {
@@ -531,17 +527,27 @@ func replacement(keys []key, actions bool) string {
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		if attr, ok := queueWrite(k); ok && known(attr) {
-			parts = append(parts, "ENV{"+queueattr.Property(attr)+"}="+assignValue(k))
+			parts = append(parts, propertyText(k, attr))
 			continue
 		}
-		if isConvertedGuard(k, converted) {
-			continue
-		}
-		if actions || k.match() || k.name == "GOTO" || k.name == "LABEL" {
+		if !isConvertedGuard(k, converted) {
 			parts = append(parts, k.original)
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// propertyText is the property assignment that replaces the write k of
+// attr; "noop" is "none" (schedValue).
+func propertyText(k key, attr string) string {
+	text := "ENV{" + queueattr.Property(attr) + "}=" + assignValue(k)
+	if v := schedValue(attr, k.value); v != k.value {
+		text = "ENV{" + queueattr.Property(attr) + "}=\"" + v + "\""
+	}
+	if attr == queueattr.Scheduler {
+		text += ", ENV{" + MarkerProperty + "}=\"1\""
+	}
+	return text
 }
 
 // assignValue is the key's value as written, without the i prefix, which

@@ -76,14 +76,14 @@ func TestReplacement(t *testing.T) {
 		index int
 		want  string
 	}{
-		{"cachyos-style.rules", 0, `ACTION=="add|change", KERNEL=="sd[a-z]*", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq"`},
+		{"cachyos-style.rules", 0, `ACTION=="add|change", KERNEL=="sd[a-z]*", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq", ENV{IOSCHED_SCHEDULER_SET}="1"`},
 		// Every queue write of the rule, not just the first.
 		{"cachyos-style.rules", 3, `ACTION=="add|change", KERNEL=="sd[a-z]*|nvme[0-9]*", ENV{IOSCHED_ATTR_wbt_lat_usec}="2000", ENV{IOSCHED_ATTR_nr_requests}="256"`},
 		// The guard that never held goes: iosched compares first.
-		{"bad-guard.rules", 0, `ACTION=="add|change", KERNEL=="sd[a-z]", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq"`},
+		{"bad-guard.rules", 0, `ACTION=="add|change", KERNEL=="sd[a-z]", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq", ENV{IOSCHED_SCHEDULER_SET}="1"`},
 		// An escaped value stays escaped.
 		{"escaped.rules", 1, `ACTION=="add|change", KERNEL=="sd*", ENV{IOSCHED_ATTR_wbt_lat_usec}=e"\x32000"`},
-		{"goto.rules", 0, `ACTION=="change", ENV{IOSCHED_SCHEDULER}="none", GOTO="goto_end"`},
+		{"goto.rules", 0, `ACTION=="change", ENV{IOSCHED_SCHEDULER}="none", ENV{IOSCHED_SCHEDULER_SET}="1", GOTO="goto_end"`},
 	}
 	for _, tt := range tests {
 		found, err := File(filepath.Join("testdata", tt.file))
@@ -104,7 +104,7 @@ func TestFindingText(t *testing.T) {
 	want := `testdata/bad-guard.rules:3: ATTR{queue/scheduler}="bfq" on change events: freezes the queue on every write on 6.12 and later
     the guard ATTR{queue/scheduler}!="bfq" never stops it: queue/scheduler reads the whole list ("mq-deadline [bfq] none"), never the bare name; the glob that works is ATTR{queue/scheduler}!="*[[]bfq[]]*"
     converted in place (` + "`iosched audit --fix`" + ` does it, in a file of the same name in /etc/udev/rules.d), the rule reads:
-        ACTION=="add|change", KERNEL=="sd[a-z]", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq"`
+        ACTION=="add|change", KERNEL=="sd[a-z]", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq", ENV{IOSCHED_SCHEDULER_SET}="1"`
 	if diff := cmp.Diff(want, found[0].String()); diff != "" {
 		t.Errorf("finding text (-want +got):\n%s", diff)
 	}
