@@ -142,7 +142,7 @@ ktap_tally() {
 	_name=$1 _file=$2 _status=${3:-}
 	[ -z "$_status" ] || case $_status in *[!0-9]*) _status=255 ;; esac
 	_v=$(tr -d '\r' <"$_file" 2>/dev/null | awk -v st="$_status" -v name="$_name" -v re="$KERNEL_REPORTS" '
-		function say(s) { print "#   " name ": " s > "/dev/stderr" }
+		function say(s) { print "#   " name ": " s }
 		/^ok [0-9]+ / {
 			n++
 			if ($0 ~ /# [Ss][Kk][Ii][Pp]/) { skipped++; say($0) } else passed++
@@ -164,6 +164,9 @@ ktap_tally() {
 			if (reports) why = why "; kernel reports: " reports " line(s)"
 			printf "%d passed, %d failed, %d skipped%s\n", passed, failed, skipped, why
 		}')
+	# Every line but the last (the counts) is a detail for stderr.
+	printf '%s\n' "$_v" | sed '$d' >&2
+	_v=$(printf '%s\n' "$_v" | tail -n 1)
 	case $_v in
 	*\;*)
 		log "$_name: FAILED: $_v (see $_file)"
@@ -173,6 +176,23 @@ ktap_tally() {
 	esac
 	log "$_name: $_v"
 	ok "$_name"
+}
+
+# ktap_subtest NAME CMD...: CMD, a test of its own, as one result of this
+# one: its lines indented by four spaces (KTAP's subtest form, which no
+# tally counts), then ok or not ok NAME, ktap_tally's verdict on them and
+# its exit status.
+ktap_subtest() {
+	_sub=$1
+	shift
+	{
+		_rc=0
+		"$@" 2>&1 || _rc=$?
+		echo "# exit=$_rc"
+	} | tee "/tmp/ktap-sub.$$" | sed 's/^/    /'
+	ktap_tally "$_sub" "/tmp/ktap-sub.$$" || _rc=1
+	rm -f "/tmp/ktap-sub.$$"
+	return "$_rc"
 }
 
 # diag_lines FILE WORD: the diagnostics "# WORD ..." of FILE, without "# ".
