@@ -86,6 +86,7 @@ type env struct {
 	udev           udevdb.Lookup
 	devNum         func(string) (uint32, uint32, error) // nil: stat(2)
 	rulesDirs      []string                             // udev rules directories, by precedence
+	root           string                               // filesystem root audit reads other writers under; "": none
 	geteuid        func() int
 }
 
@@ -101,6 +102,7 @@ func main() {
 		modules:   runningKernelModules,
 		udev:      udevdb.Policy,
 		rulesDirs: rulesaudit.Dirs,
+		root:      "/",
 		geteuid:   os.Geteuid,
 	}
 	args := os.Args[1:]
