@@ -199,6 +199,7 @@ type Report struct {
 	Disk    string
 	Lines   []string // one per scheduler or attribute, without the disk name
 	Changed bool     // something was (or would be) written
+	Changes []string // what was (or would be) written: "scheduler", queue attributes
 	Gone    bool     // the disk went away: nothing else counts
 	Errs    []error
 	// settingErrs is each setting's error, by index, for Check.
@@ -328,6 +329,9 @@ func (d Disk) pass(p Policy, dryRun bool) Report {
 			r.Lines = append(r.Lines, res.String())
 			r.Changed = res.Changed
 			schedChanged = res.Changed
+			if res.Changed {
+				r.Changes = append(r.Changes, queueattr.Scheduler)
+			}
 		}
 		if dryRun && schedChanged {
 			after = a.AfterSwitch(res.From, res.To)
@@ -341,6 +345,7 @@ func (d Disk) pass(p Policy, dryRun bool) Report {
 				// The new scheduler's tunables exist only after the switch.
 				r.Lines = append(r.Lines, fmt.Sprintf("%s -> %s after the switch", s.Spec.Name, s.Value))
 				r.Changed = true
+				r.Changes = append(r.Changes, s.Spec.Name)
 			}
 			continue
 		}
@@ -354,6 +359,9 @@ func (d Disk) pass(p Policy, dryRun bool) Report {
 		default:
 			r.Lines = append(r.Lines, res.String())
 			r.Changed = r.Changed || res.Changed
+			if res.Changed {
+				r.Changes = append(r.Changes, s.Spec.Name)
+			}
 		}
 	}
 	if hintLine != "" {

@@ -149,6 +149,7 @@ func (e env) policyHolds(st *diskStatus, q sysfs.Queue, scheduler string, props 
 			st.Drift = append(st.Drift, l)
 		}
 	}
+	st.changes = r.Changes
 	var notes []string
 	for _, err := range slices.Concat(bad, refused, r.Errs) {
 		notes = append(notes, err.Error())
@@ -187,6 +188,9 @@ func (e env) checkRows(rows []diskStatus) error {
 		why := strings.Join(r.Drift, ", ")
 		if r.Note != "" {
 			why = strings.Join(append(r.Drift, r.Note), "; ")
+		}
+		if len(r.Writers) > 0 {
+			why += "; another writer is configured: " + strings.Join(r.Writers, "; ")
 		}
 		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(fmt.Sprintf("%s: policy does not hold: %s", r.Disk, why)))
 		failed++

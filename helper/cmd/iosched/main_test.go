@@ -349,3 +349,65 @@ func TestStatusEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusOtherWriters: a disk whose policy does not hold, with another
+// writer configured for it and for what drifted, names that writer in
+// the table, in --json and as the cause in --check; writers for other
+// disks, other attributes or a profile tuned does not run are not named.
+func TestStatusOtherWriters(t *testing.T) {
+	sys := fixture.New(t, fixture.Standard()...)
+	root := t.TempDir()
+	files := map[string]string{
+		"etc/tuned/active_profile":            "mine\n",
+		"etc/tuned/profiles/mine/tuned.conf":  "[disk]\ndevices=sd*\nelevator=kyber\n",
+		"etc/tuned/profiles/other/tuned.conf": "[disk]\nelevator=bfq\n",
+		"etc/tlp.conf":                        "DISK_DEVICES=\"nvme0n1\"\nDISK_IOSCHED=\"bfq\"\n",
+		"etc/tmpfiles.d/ra.conf":              "w /sys/block/loop0/queue/read_ahead_kb - - - - 512\n",
+		"etc/tmpfiles.d/rotational-sda.conf":  "w /sys/block/sda/queue/rotational - - - - 1\n",
+	}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := map[string]string{
+		"sda/IOSCHED_SCHEDULER":            "bfq,mq-deadline", // mq-deadline runs: drift
+		"nvme0n1/IOSCHED_SCHEDULER":        "none",            // holds: TLP not named
+		"loop0/IOSCHED_ATTR_read_ahead_kb": "256",             // 128 now: drift
+	}
+	runStatus := func(args ...string) (result, env) {
+		var out, errb bytes.Buffer
+		e := testEnv(t, sys, nil, db)
+		e.stdout, e.stderr, e.root = &out, &errb, root
+		code := run(e, append([]string{"status"}, args...))
+		return result{Code: code, Stdout: out.String(), Stderr: errb.String()}, e
+	}
+	got, _ := runStatus()
+	_, tail, _ := strings.Cut(got.Stdout, "zram0")
+	_, tail, _ = strings.Cut(tail, "\n")
+	want := `loop0: drifted; systemd-tmpfiles (/etc/tmpfiles.d/ra.conf:1) writes read_ahead_kb="512"
+sda: drifted; tuned (/etc/tuned/profiles/mine/tuned.conf:3) writes scheduler="kyber"
+`
+	if diff := cmp.Diff(want, tail); diff != "" {
+		t.Errorf("status: the lines after the table (-want +got):\n%s\n%s", diff, got.Stdout)
+	}
+	got, _ = runStatus("--check")
+	if got.Code != 1 || !strings.Contains(got.Stderr, "sda: policy does not hold: mq-deadline -> bfq; another writer is configured: tuned (/etc/tuned/profiles/mine/tuned.conf:3)") {
+		t.Errorf("status --check: exit %d, stderr %q; want 1 naming tuned as the cause", got.Code, got.Stderr)
+	}
+	got, _ = runStatus("--json")
+	var rows []diskStatus
+	if err := json.Unmarshal([]byte(got.Stdout), &rows); err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]int{}
+	for _, r := range rows {
+		named[r.Disk] = len(r.Writers)
+	}
+	if diff := cmp.Diff(map[string]int{"loop0": 1, "nvme0n1": 0, "sda": 1, "zram0": 0}, named); diff != "" {
+		t.Errorf("status --json: writers per disk (-want +got):\n%s", diff)
+	}
+}

@@ -30,6 +30,10 @@ type diskStatus struct {
 
 	Attrs map[string]string `json:"attrs,omitempty"` // recorded IOSCHED_ATTR_*/IOSCHED_TUNE_*, by attribute
 	Drift []string          `json:"drift,omitempty"` // what apply would change
+	// Writers are the other writers configured for the disk and for
+	// what drifted: the likely cause (otherWriters).
+	Writers []string `json:"writers,omitempty"`
+	changes []string // the attributes apply would write ("scheduler" too)
 	// noUdevDB: this build cannot read the udev database, so an absent
 	// Wanted means "unknown", not "no policy".
 	noUdevDB bool
@@ -93,6 +97,11 @@ func (e env) printStatus(rows []diskStatus, format string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, r := range rows {
+		for _, w := range r.Writers {
+			fmt.Fprintf(out, "%s: drifted; %s\n", cell(r.Disk), cell(w))
+		}
+	}
 	return out.Flush()
 }
 
@@ -105,6 +114,7 @@ func (e env) statusRows() ([]diskStatus, error) {
 	for _, n := range names {
 		rows = append(rows, e.diskStatus(n))
 	}
+	e.otherWriters(rows)
 	return rows, nil
 }
 
