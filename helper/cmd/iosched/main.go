@@ -16,12 +16,14 @@
 //
 // DEVICE is a kernel name (sda, nvme0n1, loop3), a /dev path or a /sys
 // path; a partition means its whole disk. The list is ordered: the first
-// scheduler the disk can use wins. ATTR is a queue attribute such as
+// scheduler the disk can use wins, and a final "keep" leaves the
+// scheduler as it is when none can. ATTR is a queue attribute such as
 // wbt_lat_usec or read_ahead_kb, or iosched/NAME for a tunable of the
 // scheduler; each is written only if the kernel would change it, after
-// the scheduler. "udev" is the entry point for a udev RUN+= rule: it reads
-// ACTION, DEVPATH, DEVTYPE, IOSCHED_SCHEDULER, IOSCHED_ATTR_<attr> and
-// IOSCHED_TUNE_<tunable> from the environment. Installed as iosched-udev,
+// the scheduler, and all are checked against the queue before anything
+// is written (package policy). "udev" is the entry point for a udev RUN+= rule: it reads
+// ACTION, DEVPATH, DEVTYPE, IOSCHED_SCHEDULER, IOSCHED_CMDLINE,
+// IOSCHED_ATTR_<attr> and IOSCHED_TUNE_<tunable> from the environment. Installed as iosched-udev,
 // the program runs "udev".
 //
 // "apply" does what "udev" does, for every disk or the DEVICEs named,
