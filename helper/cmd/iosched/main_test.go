@@ -16,6 +16,7 @@ import (
 	"github.com/iosched/iosched/helper/internal/fixture"
 	"github.com/iosched/iosched/helper/kmod"
 	"github.com/iosched/iosched/helper/sysfs"
+	"github.com/iosched/iosched/helper/writers"
 )
 
 type result struct {
@@ -409,5 +410,28 @@ sda: drifted; tuned (/etc/tuned/profiles/mine/tuned.conf:3) writes scheduler="ky
 	}
 	if diff := cmp.Diff(map[string]int{"loop0": 1, "nvme0n1": 0, "sda": 1, "zram0": 0}, named); diff != "" {
 		t.Errorf("status --json: writers per disk (-want +got):\n%s", diff)
+	}
+}
+
+func TestConfiguredFor(t *testing.T) {
+	tests := []struct {
+		disks, disk string
+		want        bool
+	}{
+		{"", "sda", true},
+		{"sda", "sda", true},
+		{"sda", "sdb", false},
+		{"sd*", "sdb", true},
+		{"sda, sdb", "sdb", true},
+		{"nvme0n1 sda", "sda", true},
+		{"!sda", "sdb", true},
+		{"!sda", "sda", false},
+		{"sd*,!sdc", "sdc", false},
+		{"sd*,!sdc", "sdd", true},
+	}
+	for _, tt := range tests {
+		if got := configuredFor(writers.Writer{Disk: tt.disks}, tt.disk); got != tt.want {
+			t.Errorf("configuredFor(%q, %q) = %v, want %v", tt.disks, tt.disk, got, tt.want)
+		}
 	}
 }
