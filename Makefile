@@ -5,20 +5,26 @@ PREFIX ?= /usr
 DESTDIR ?=
 export CACHE
 
-.PHONY: all build status test gotest fuzz itest bench deps lint clean
+.PHONY: all build status test gotest fuzz itest bench deps deps-build deps-lint lint clean
 all: build
 
 # deps installs missing Debian packages and downloads Go modules; every
 # entry point that needs them depends on it, so a fresh machine needs nothing else.
+# Each takes only its set (scripts/install-deps): building installs no
+# test tools (qemu, debootstrap), and lint checks that it stays so.
 deps:
-	@scripts/install-deps
+	@scripts/install-deps test
+deps-build:
+	@scripts/install-deps build
+deps-lint:
+	@scripts/install-deps lint
 
 # The version has one home: the top entry of debian/changelog (debian/rules
 # reads the same with dpkg's pkg-info.mk). Builds without it say "devel".
 VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 GO_LDFLAGS := -s -w -X main.version=$(VERSION)
 
-build: deps
+build: deps-build
 	@mkdir -p bin
 	$(GO) build -trimpath -ldflags='$(GO_LDFLAGS)' -o bin/iosched ./helper/cmd/iosched
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(GO_LDFLAGS)' -o bin/iosched-static ./helper/cmd/iosched
@@ -27,17 +33,20 @@ status: build
 	bin/iosched status
 
 # lint: Go (gofmt, vet, staticcheck), every shell script git tracks
-# (shellcheck, warnings and errors), and references a reader of the
-# repository cannot follow (scripts/check-references).
-lint: deps
+# (shellcheck, warnings and errors), references a reader of the
+# repository cannot follow (scripts/check-references), and the test
+# harness's result protocol against fake guests (test/lib/ktap-test).
+lint: deps-lint
+	! scripts/install-deps --list build | grep -Ex 'qemu.*|debootstrap|busybox.*'
 	test -z "$$(gofmt -l helper test bench)" || { gofmt -l helper test bench; exit 1; }
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	shellcheck -S warning -x $$(scripts/shell-files)
 	scripts/check-references
 	scripts/check-references-test
+	test/lib/ktap-test >/dev/null
 
-gotest: deps
+gotest: deps-build
 	$(GO) test ./helper/...
 
 # fuzz: every Go fuzz target (go test -list '^Fuzz'), FUZZTIME each
@@ -49,7 +58,7 @@ fuzz: deps
 	GO=$(GO) FUZZ_PARALLEL=$(FUZZ_PARALLEL) nice -n $(FUZZ_NICE) scripts/fuzz
 
 # itest: root-only integration tests on loop devices the tests create.
-itest: build
+itest: deps build
 	$(GO) test -count=1 ./test/integration/...
 
 # test: the whole suite, TEST_JOBS of its targets at a time (default 4 on

@@ -68,7 +68,8 @@ _iosched() {
 				last=${cur##*,}
 			fi
 			if [ $n -eq 1 ] || [ -n "$pre" ]; then
-				mapfile -t COMPREPLY < <(compgen -P "$pre" -W "$(_iosched_schedulers "$dev")" -- "$last")
+				# "keep" ends a list: offered after a comma only.
+				mapfile -t COMPREPLY < <(compgen -P "$pre" -W "$(_iosched_schedulers "$dev")${pre:+ keep}" -- "$last")
 			fi
 			[ -n "$pre" ] && return
 			mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -S = -W "$_iosched_attrs" -- "$cur")

@@ -80,7 +80,7 @@ func TestAttrConverges(t *testing.T) {
 		{name: "nr_requests above the depth: refused", steps: []step{{"nr_requests", "100000", queueattr.ErrBadValue, nil}}},
 		{name: "clamped tunable: refused", steps: []step{{"iosched/front_merges", "7", queueattr.ErrBadValue, nil}}},
 		{name: "write back on a read-only loop device: refused",
-			vals:  map[string]string{"../ro": "1"},
+			vals:  map[string]string{"../ro": "1", queueattr.LoopReadOnly: "1"},
 			steps: []step{{"write_cache", "write back", queueattr.ErrBadValue, nil}}},
 		{name: "write back without a cache the kernel shows: once",
 			vals:  map[string]string{"../loop/backing_file": ""},

@@ -30,6 +30,10 @@ var ErrBadName = errors.New("bad device name")
 // ErrNotFound is returned when the argument names no block device.
 var ErrNotFound = errors.New("no such block device")
 
+// ErrNotDisk is returned for a path that exists but is no disk that
+// /sys/block lists (nor a partition of one).
+var ErrNotDisk = errors.New("not a block device")
+
 // Device is a resolved block device.
 type Device struct {
 	Name string // kernel name of what was given, e.g. "sda1"
@@ -115,7 +119,7 @@ func (r Resolver) fromSysdir(arg, sysdir string) (Device, error) {
 		return Device{}, fmt.Errorf("sysfs root %s: %w", r.Sys, err)
 	}
 	if !strings.HasPrefix(real, root+"/") {
-		return Device{}, fmt.Errorf("%w %q: resolves outside %s", ErrNotFound, arg, r.Sys)
+		return Device{}, fmt.Errorf("%w %q: resolves outside %s", ErrNotDisk, arg, r.Sys)
 	}
 	dev := Device{Name: filepath.Base(real), Disk: filepath.Base(real)}
 	diskdir := real
@@ -127,7 +131,7 @@ func (r Resolver) fromSysdir(arg, sysdir string) (Device, error) {
 	// directories given by path.
 	disk, err := filepath.EvalSymlinks(r.Sys.Path("block", dev.Disk))
 	if err != nil || disk != diskdir {
-		return Device{}, fmt.Errorf("%w %q: %s is not a disk in %s", ErrNotFound, arg, dev.Disk, r.Sys.Path("block"))
+		return Device{}, fmt.Errorf("%w %q: %s is not a disk in %s", ErrNotDisk, arg, dev.Disk, r.Sys.Path("block"))
 	}
 	return dev, nil
 }
@@ -144,7 +148,7 @@ func (r Resolver) devNum(path string) (uint32, uint32, error) {
 		return 0, 0, fmt.Errorf("stat %s: %w", path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
-		return 0, 0, fmt.Errorf("%w %q: not a block special file", ErrNotFound, path)
+		return 0, 0, fmt.Errorf("%w %q: not a block special file", ErrNotDisk, path)
 	}
 	return unix.Major(st.Rdev), unix.Minor(st.Rdev), nil
 }

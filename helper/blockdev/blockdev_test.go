@@ -46,9 +46,9 @@ func TestResolve(t *testing.T) {
 		{arg: "/dev/sdz", err: ErrNotFound},  // device number with no sysfs entry
 		{arg: "/dev/null", err: ErrNotFound}, // not in the fake: stat finds no block device
 		{arg: "lo", err: ErrNotFound},        // a network device
-		{arg: string(sys) + "/class/net/lo", err: ErrNotFound},
-		{arg: string(sys) + "/devices/virtual", err: ErrNotFound},
-		{arg: string(sys) + "/block/sda/queue", err: ErrNotFound},
+		{arg: string(sys) + "/class/net/lo", err: ErrNotDisk},
+		{arg: string(sys) + "/devices/virtual", err: ErrNotDisk},
+		{arg: string(sys) + "/block/sda/queue", err: ErrNotDisk},
 		{arg: "", err: ErrBadName},
 		{arg: ".", err: ErrBadName},
 		{arg: "..", err: ErrBadName},
@@ -90,7 +90,7 @@ func TestFromDevpath(t *testing.T) {
 		// The disk's name under another parent: /sys/block/sda points elsewhere.
 		{devpath: "/devices/virtual/block/sda", err: ErrNotFound},
 		{devpath: "/devices/virtual/block/loop9", err: ErrNotFound},
-		{devpath: "/devices/virtual/net/lo", err: ErrNotFound},
+		{devpath: "/devices/virtual/net/lo", err: ErrNotDisk},
 		{devpath: "/devices/virtual/block/../block/loop0", err: ErrBadName},
 		{devpath: "/block/loop0", err: ErrBadName},
 		{devpath: "devices/virtual/block/loop0", err: ErrBadName},

@@ -59,7 +59,7 @@ func scan(path string, match func(string) bool) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("read module index %s: %w", path, err)
+		return false, fmt.Errorf("read module index %s: %w", path, bare(err))
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
@@ -69,7 +69,17 @@ func scan(path string, match func(string) bool) (bool, error) {
 		}
 	}
 	if err := s.Err(); err != nil {
-		return false, fmt.Errorf("read module index %s: %w", path, err)
+		return false, fmt.Errorf("read module index %s: %w", path, bare(err))
 	}
 	return false, nil
+}
+
+// bare drops the *fs.PathError layer, whose text repeats the path the
+// message names already ("read X: read X: is a directory").
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

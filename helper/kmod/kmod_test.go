@@ -3,6 +3,7 @@ package kmod
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +44,22 @@ func TestLoadable(t *testing.T) {
 	}
 	if got := ForRelease("/", "7.3.4"); got != "/lib/modules/7.3.4" {
 		t.Errorf("ForRelease = %q", got)
+	}
+}
+
+// TestErrorNamesPathOnce: a broken index is reported naming its path
+// once, not "read X: read X: ...".
+func TestErrorNamesPathOnce(t *testing.T) {
+	dir := t.TempDir()
+	alias := filepath.Join(dir, "modules.alias")
+	if err := os.Mkdir(alias, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Index(dir).Loadable("bfq")
+	if err == nil {
+		t.Fatal("a directory as modules.alias: no error")
+	}
+	if n := strings.Count(err.Error(), alias); n != 1 {
+		t.Errorf("error %q names %s %d times, want once", err, alias, n)
 	}
 }

@@ -92,3 +92,21 @@ func (d *Device) Close() error {
 	}
 	return nil
 }
+
+// ReadOnly reports whether the loop device at node (a /dev path) was
+// attached read-only (LO_FLAGS_READ_ONLY, losetup -r), which no sysfs
+// attribute shows: its ro file also reads 1 after `blockdev --setro` on
+// a device attached writable. It opens the node read-only, which starts
+// no udev change event (only a close after writing does).
+func ReadOnly(node string) (bool, error) {
+	fd, err := unix.Open(node, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return false, fmt.Errorf("open %s: %w", node, err)
+	}
+	defer unix.Close(fd)
+	info, err := unix.IoctlLoopGetStatus64(fd)
+	if err != nil {
+		return false, fmt.Errorf("LOOP_GET_STATUS64 on %s: %w", node, err)
+	}
+	return info.Flags&unix.LO_FLAGS_READ_ONLY != 0, nil
+}

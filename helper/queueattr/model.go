@@ -2,6 +2,7 @@ package queueattr
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -9,9 +10,15 @@ import (
 )
 
 // Reader reads attributes of the same queue, for outcomes that depend on
-// its state: a queue attribute by name ("max_hw_sectors_kb", "fua"), or
-// one of the disk itself as "../NAME" ("../ro", "../mq/0/nr_tags").
+// its state: a queue attribute by name ("max_hw_sectors_kb", "fua"), one
+// of the disk itself as "../NAME" ("../ro", "../mq/0/nr_tags"), or
+// LoopReadOnly.
 type Reader func(attr string) (string, error)
+
+// LoopReadOnly is what no attribute shows: "1" when a loop device was
+// attached read-only (LO_FLAGS_READ_ONLY), "0" when not (package policy
+// asks the device).
+const LoopReadOnly = "../loop/(LO_FLAGS_READ_ONLY)"
 
 // Effect is what the kernel's store does with a value.
 type Effect int
@@ -28,10 +35,13 @@ const (
 	// Unknown: the queue's state in sysfs does not tell; only a write
 	// can. Outcome.Kept is what it reads back if the write holds.
 	Unknown
+	// Wrap: the store succeeds, but the number overflows on its way
+	// and reads back as another one.
+	Wrap
 )
 
 func (e Effect) String() string {
-	return [...]string{"keep", "clamp", "refuse", "ignore", "unknown"}[e]
+	return [...]string{"keep", "clamp", "refuse", "ignore", "unknown", "wrap"}[e]
 }
 
 // Outcome is what writing a value would do.
@@ -48,9 +58,10 @@ const (
 	minRequests    = 4         // BLKDEV_MIN_RQ
 	defRequests    = 128       // BLKDEV_DEFAULT_RQ
 	maxSchedRq     = 16 * defRequests
-	maxWbtUsec     = (1<<64 - 1) / 1000 // wbt_set_lat(): val *= 1000ULL wraps above this
-	jiffyMaxMS     = 10                 // the longest jiffy of the kernel's HZ choices (HZ=100)
-	rotationalUsec = 75000              // wbt_default_latency_nsec(), in usec
+	maxWbtUsec     = (1<<64 - 1) / 1000               // wbt_set_lat(): val *= 1000ULL wraps above this
+	jiffyMaxMS     = 10                               // the longest jiffy of the kernel's HZ choices (HZ=100)
+	maxIntMsecs    = math.MaxInt32 - (jiffyMaxMS - 1) // an int of ms that stays one when rounded up to a jiffy
+	rotationalUsec = 75000                            // wbt_default_latency_nsec(), in usec
 	ssdUsec        = 2000
 )
 
@@ -70,6 +81,8 @@ func (s Spec) refusal(value string, o Outcome) error {
 		return fmt.Errorf("%s=%q: %w: the kernel refuses it (%s)", s.Name, value, ErrBadValue, o.Why)
 	case Ignore:
 		return fmt.Errorf("%s=%q: %w: the kernel ignores it (%s)", s.Name, value, ErrBadValue, o.Why)
+	case Wrap:
+		return fmt.Errorf("%s=%q: %w: it would read back as another number (%s)", s.Name, value, ErrBadValue, o.Why)
 	}
 	return nil
 }
@@ -149,6 +162,10 @@ func (s Spec) Predict(want string, q Reader) Outcome {
 			return refuse("queue_io_timeout_store: kstrtou32, a decimal number up to %d", uint64(maxUint))
 		case v == 0:
 			return refuse("queue_io_timeout_store: 0 is EINVAL")
+		case v > math.MaxInt32:
+			// __msecs_to_jiffies() takes a negative int as "forever":
+			// MAX_JIFFY_OFFSET, cut to the unsigned int rq_timeout.
+			return Outcome{Effect: Wrap, Why: fmt.Sprintf("queue_io_timeout_store: above %d ms, msecs_to_jiffies gives MAX_JIFFY_OFFSET, cut to an unsigned int", math.MaxInt32)}
 		}
 		return keep(v)
 	}
@@ -377,7 +394,14 @@ func predictWriteCache(want string, read func(string) (string, bool)) Outcome {
 	}
 	if ro, ok := read("../ro"); ok && ro == "1" {
 		if _, loop := read("../loop/backing_file"); loop {
-			return Outcome{Effect: Ignore, Why: "loop.c:loop_update_limits: a read-only loop device has no volatile write cache"}
+			// ro also reads 1 after BLKROSET (blockdev --setro) on a loop
+			// device attached writable, which keeps its cache.
+			switch lro, _ := read(LoopReadOnly); lro {
+			case "1":
+				return Outcome{Effect: Ignore, Why: "loop.c:loop_update_limits: a loop device attached read-only has no volatile write cache"}
+			case "":
+				return unknown("write back", "a read-only loop device: only its LOOP_GET_STATUS64 flags tell whether it was attached read-only")
+			}
 		}
 	}
 	if ct, ok := read("../cache_type"); ok && ct == "write through" {
@@ -423,6 +447,12 @@ func predictTunable(name, want string) Outcome {
 	v, err := strconv.ParseInt(s, 10, 32)
 	if err != nil {
 		return refuse("%s: kstrtoint, an int (-2147483648..2147483647)", t.store)
+	}
+	if t.unit == jiffies && v > maxIntMsecs {
+		// SHOW_JIFFIES prints jiffies_to_msecs() as an int: rounded up
+		// to a whole jiffy, INT_MAX reads back as -2147483648 (6.18.44,
+		// HZ=250).
+		return Outcome{Effect: Wrap, Why: fmt.Sprintf("%s: kept in jiffies, shown as an int: above %d ms it reads back negative", t.store, maxIntMsecs)}
 	}
 	if v < t.min || v > t.max {
 		return Outcome{Clamp, strconv.FormatInt(min(max(v, t.min), t.max), 10), fmt.Sprintf("%s: clamped to %d..%d", t.store, t.min, t.max)}

@@ -14,6 +14,12 @@ const (
 	propTune      = "IOSCHED_TUNE_"
 )
 
+// CmdlineProperty carries the kernel command line's iosched.scheduler
+// when it names disks: the rules copy it there (udev's IMPORT{cmdline}
+// cannot pick one disk's entry), and the helper picks the disk's entry
+// (package policy).
+const CmdlineProperty = "IOSCHED_CMDLINE"
+
 // Property returns the udev property that carries a setting of name:
 // IOSCHED_SCHEDULER for "scheduler", IOSCHED_ATTR_wbt_lat_usec for
 // "wbt_lat_usec", IOSCHED_TUNE_fifo_batch for "iosched/fifo_batch".

@@ -49,9 +49,11 @@ var (
 		"../mq/0/nr_tags": "64", "../mq/0/nr_reserved_tags": "1", "write_cache": "write through",
 		"fua": "0", "../ro": "0",
 	}
-	readOnlyLoop = ssd.with("write_cache", "write through", "../ro", "1")
-	fuaDisk      = hdd.with("write_cache", "write through", "fua", "1")
-	bigIOOpt     = ssd.with("optimal_io_size", "8388608")
+	readOnlyLoop = ssd.with("write_cache", "write through", "../ro", "1", LoopReadOnly, "1")
+	// blockdev --setro on a loop device attached writable: ro reads 1 too.
+	setroLoop = ssd.with("write_cache", "write through", "../ro", "1", LoopReadOnly, "0")
+	fuaDisk   = hdd.with("write_cache", "write through", "fua", "1")
+	bigIOOpt  = ssd.with("optimal_io_size", "8388608")
 )
 
 // TestPredict is the kernel model: for every attribute and tunable
@@ -116,6 +118,8 @@ func TestPredict(t *testing.T) {
 		{"io_timeout", "30000", ssd, keepAs("30000")},
 		{"io_timeout", "0", ssd, ref},
 		{"io_timeout", "4294967296", ssd, ref},
+		{"io_timeout", "2147483647", ssd, keepAs("2147483647")},
+		{"io_timeout", "2147483648", ssd, Outcome{Effect: Wrap}}, // MAX_JIFFY_OFFSET
 
 		{"wbt_lat_usec", "0", ssd, keepAs("0")},
 		{"wbt_lat_usec", "75000", ssd, keepAs("75000")},
@@ -130,6 +134,8 @@ func TestPredict(t *testing.T) {
 		{"write_cache", "write back", ssd, keepAs("write back")},
 		{"write_cache", "write back", fuaDisk, keepAs("write back")},
 		{"write_cache", "write back", readOnlyLoop, ign},
+		{"write_cache", "write back", setroLoop, Outcome{Unknown, "write back", ""}},
+		{"write_cache", "write back", ssd.with("write_cache", "write through", "../ro", "1"), Outcome{Unknown, "write back", ""}},
 		{"write_cache", "write back", hdd.with("../cache_type", "write through"), ign},
 		{"write_cache", "write back", hdd, Outcome{Unknown, "write back", ""}},
 		{"write_cache", "write through", readOnlyLoop, keepAs("write through")},
@@ -146,7 +152,14 @@ func TestPredict(t *testing.T) {
 		tu := tunables[n]
 		name := TunablePrefix + n
 		lo, hi := fmt.Sprint(tu.min), fmt.Sprint(tu.max)
-		tests = append(tests, tc{name, lo, nil, keepAs(lo)}, tc{name, hi, nil, keepAs(hi)})
+		tests = append(tests, tc{name, lo, nil, keepAs(lo)})
+		if tu.parse == parseInt && tu.unit == jiffies {
+			// INT_MAX ms, rounded up to a jiffy, reads back negative.
+			top := fmt.Sprint(maxIntMsecs)
+			tests = append(tests, tc{name, hi, nil, Outcome{Effect: Wrap}}, tc{name, top, nil, keepAs(top)})
+		} else {
+			tests = append(tests, tc{name, hi, nil, keepAs(hi)})
+		}
 		switch tu.parse {
 		case parseInt:
 			if tu.min > -1<<31 {
@@ -192,7 +205,7 @@ func TestPredict(t *testing.T) {
 		}
 		// Check agrees: it refuses what the kernel would not keep.
 		err = s.Refusal(tt.value, r)
-		if bad := tt.want.Effect == Clamp || tt.want.Effect == Refuse || tt.want.Effect == Ignore; bad != (err != nil) || err != nil && !errors.Is(err, ErrBadValue) {
+		if bad := tt.want.Effect == Clamp || tt.want.Effect == Refuse || tt.want.Effect == Ignore || tt.want.Effect == Wrap; bad != (err != nil) || err != nil && !errors.Is(err, ErrBadValue) {
 			t.Errorf("%s=%q: Refusal = %v, want refused %v", tt.name, tt.value, err, bad)
 		}
 	}

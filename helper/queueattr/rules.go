@@ -79,6 +79,9 @@ TEST!="queue/scheduler", GOTO="iosched_run_end"
 # (helper/queueattr); a rule that sets any other IOSCHED_TUNE_* also sets
 # IOSCHED_SETTINGS="1".
 ENV{IOSCHED_SETTINGS}=="?*", GOTO="iosched_run"
+# The kernel command line's iosched.scheduler names disks
+# (60-iosched.rules): udev cannot pick this disk's entry, the helper does.
+ENV{` + CmdlineProperty + `}=="?*", GOTO="iosched_run"
 `
 
 const runRulesTail = `

@@ -32,7 +32,8 @@ type tunable struct {
 	store    string // the kernel function, for messages
 }
 
-// tunables are the stores of deadline_attrs (mq-deadline.c:771-776),
+// tunables are the stores of deadline_attrs (mq-deadline.c:771-776, and
+// async_depth of kernels before 7.3),
 // bfq_attrs (bfq-iosched.c:7448-7562) and kyber_sched_attrs
 // (kyber-iosched.c:858-875). No name belongs to two schedulers.
 var tunables = map[string]tunable{
@@ -42,6 +43,10 @@ var tunables = map[string]tunable{
 	"writes_starved":    {"mq-deadline", parseInt, math.MinInt32, math.MaxInt32, exact, "mq-deadline.c:deadline_writes_starved_store"},
 	"front_merges":      {"mq-deadline", parseInt, 0, 1, exact, "mq-deadline.c:deadline_front_merges_store"},
 	"fifo_batch":        {"mq-deadline", parseInt, 0, math.MaxInt32, exact, "mq-deadline.c:deadline_fifo_batch_store"},
+	// 6.18's mq-deadline.c:deadline_async_depth_store (measured on
+	// 6.18.44: 0 reads back 1, 2147483648 is ERANGE); a change of
+	// nr_requests resets it. 7.3 has queue/async_depth instead.
+	"async_depth": {"mq-deadline", parseInt, 1, math.MaxInt32, exact, "mq-deadline.c:deadline_async_depth_store"},
 
 	"fifo_expire_sync":  {"bfq", parseUlong, 1, math.MaxInt32, exact, "bfq-iosched.c:bfq_fifo_expire_sync_store"},
 	"fifo_expire_async": {"bfq", parseUlong, 1, math.MaxInt32, exact, "bfq-iosched.c:bfq_fifo_expire_async_store"},
@@ -61,8 +66,11 @@ var tunables = map[string]tunable{
 }
 
 // Tunables lists each kernel scheduler's own attributes under
-// queue/iosched/, sorted. The udev rules name them to know when a policy
-// sets one; any other iosched/NAME is still accepted.
+// queue/iosched/ on the kernels iosched read, sorted: the ranges and the
+// names of the refusal message when the running kernel shows none
+// (package policy reads the disk's queue/iosched/ first). The udev rules
+// name them to know when a policy sets one; any other iosched/NAME is
+// still accepted.
 var Tunables = func() map[string][]string {
 	m := map[string][]string{}
 	for _, n := range sortedKeys(tunables) {

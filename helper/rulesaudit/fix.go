@@ -1,12 +1,8 @@
 package rulesaudit
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,17 +12,16 @@ import (
 	"github.com/iosched/iosched/helper/sched"
 )
 
-// MigratedPrefix starts the name of the file that takes a rules file's
-// converted writes: "61-iosched-migrated-" sorts after PolicyRules and
-// before RunRules in udevd's order (by file name across directories), so
-// the properties it sets override the policy and reach the run rule.
-const MigratedPrefix = "61-iosched-migrated-"
+// MarkerProperty is set beside IOSCHED_SCHEDULER by every converted
+// scheduler write: PolicyRules keeps a policy an earlier file set ("",
+// "leave this disk alone", included) when it sees it.
+const MarkerProperty = "IOSCHED_SCHEDULER_SET"
 
-// ManifestName is the file, in the target directory, that records every
-// file Fix wrote; udevd reads only *.rules, and no hidden name.
-const ManifestName = ".iosched-fix.json"
+// runProgram is what RunRules starts; a converted file sorting after
+// RunRules starts it itself, since the run rule decided before it.
+const runProgram = "iosched-udev"
 
-// Refusal is a rule that Fix cannot convert faithfully.
+// Refusal is a rule that Fix cannot convert with the same meaning.
 type Refusal struct {
 	File string
 	Line int // 0: the file as a whole
@@ -40,39 +35,106 @@ func (r Refusal) Error() string {
 	return fmt.Sprintf("%s:%d: not converted: %s", r.File, r.Line, r.Why)
 }
 
-// Change is one file Fix writes in the target directory.
+// Change is one file Fix writes in the target directory: the source
+// converted in place, under the source's own name, so that udevd reads
+// it where it read the source and every other line stays as it was.
 type Change struct {
-	Path   string // in the target directory
-	Source string // the rules file it replaces
-	Data   string // the new content; unused for a mask
-	Mask   bool   // a link to /dev/null: the source has nothing left
-	Base   string // what the diff compares Data with: the source's content for an override, "" for a new file
-	// InPlace: Path is the source itself, a file of target: Undo puts
-	// Base back rather than removing it.
-	InPlace bool
+	Path   string // target/NAME: the source itself, or the file that overrides it
+	Source string
+	Data   []byte
+	Base   []byte // the source's content, for the diff
+	Prior  State  // what Path holds now: what Undo puts back
+	Notes  []string
 }
 
-// PlanFix works out the files that move the freezing writes of sources
-// (rules files as List returns them, in udevd's order) into properties,
-// written in target (/etc/udev/rules.d): for each source with findings,
-// a file of the same name in target that overrides it, without those
-// writes (a link to /dev/null when nothing else is left), and
-// MigratedPrefix+NAME with the converted rules and the GOTO and LABEL
-// lines they depend on. It refuses, and plans nothing, if any rule
-// cannot be converted faithfully.
-func PlanFix(sources []string, target string) ([]Change, error) {
-	var plan []Change
+// FixInput is what PlanFix works on.
+type FixInput struct {
+	Read   []string // every rules file udevd reads, in its order (List)
+	Fix    []string // the ones to convert, each one of Read
+	Target string   // where the converted files go: /etc/udev/rules.d
+	Sys    string   // sysfs root: a scheduler tunable iosched does not know is converted only when a disk here has it
+}
+
+// parsed is one rules file read for planning.
+type parsed struct {
+	path  string
+	data  []byte
+	rules []rule
+	conv  map[int]bool // by first line; nil: not converted
+}
+
+// PlanFix converts the freezing writes of in.Fix into properties, in
+// place: each converted file keeps every line of its source, in its
+// order, with only the queue-attribute assignments turned into the
+// properties iosched acts on. Its conditions, PROGRAM and IMPORT keys,
+// GOTO and LABEL lines and earlier ENV{} stay exactly as they were, and
+// it runs where the source ran. It refuses, and plans nothing, when any
+// rule cannot keep its meaning.
+func PlanFix(in FixInput) ([]Change, error) {
+	fix := map[string]bool{}
+	for _, f := range in.Fix {
+		fix[f] = true
+	}
+	var files []*parsed
 	var refused []error
-	for _, src := range sources {
-		c, err := planFile(src, target)
-		var r Refusal
-		switch {
-		case errors.As(err, &r):
-			refused = append(refused, err)
-		case err != nil:
+	for _, path := range in.Read {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			if fix[path] {
+				return nil, fmt.Errorf("read %s: %w", path, err)
+			}
+			continue // udevd skips it too; List reported it
+		}
+		rules, err := parseRules(string(data))
+		if err != nil {
+			if fix[path] {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			continue
+		}
+		p := &parsed{path: path, data: data, rules: rules}
+		if fix[path] {
+			p.conv = map[int]bool{}
+			for _, f := range audit(path, rules) {
+				if f.ViaRUN {
+					refused = append(refused, Refusal{File: path, Line: f.Line, Why: "a RUN program writes queue/" + f.Attr + ": only an ATTR{} write can be converted"})
+					continue
+				}
+				if f.Device != "" {
+					refused = append(refused, Refusal{File: path, Line: f.Line, Why: "ATTR{[" + f.Device + "]...} writes another device's queue: no property of this event can carry it"})
+					continue
+				}
+				p.conv[f.Line] = true
+			}
+			if len(p.conv) == 0 {
+				p.conv = nil
+			} else {
+				convertTunables(p)
+			}
+		}
+		files = append(files, p)
+	}
+	if len(refused) > 0 {
+		return nil, errors.Join(refused...)
+	}
+	if err := crossCheck(files); err != nil {
+		return nil, err
+	}
+	var plan []Change
+	for _, p := range files {
+		if p.conv == nil {
+			continue
+		}
+		c, err := planFile(p, in)
+		if err != nil {
+			var r Refusal
+			if errors.As(err, &r) {
+				refused = append(refused, err)
+				continue
+			}
 			return nil, err
 		}
-		plan = append(plan, c...)
+		plan = append(plan, c)
 	}
 	if len(refused) > 0 {
 		return nil, errors.Join(refused...)
@@ -80,120 +142,127 @@ func PlanFix(sources []string, target string) ([]Change, error) {
 	return plan, nil
 }
 
-// planFile plans one source: it converts the rules audited as writes on
-// change events.
-func planFile(src, target string) ([]Change, error) {
-	rules, err := readFile(src)
-	if err != nil {
-		return nil, err
-	}
-	found := audit(src, rules)
-	if len(found) == 0 {
-		return nil, nil
-	}
-	name := filepath.Base(src)
-	override := filepath.Join(target, name)
-	migrated := filepath.Join(target, MigratedPrefix+name)
-	inPlace := sameDir(filepath.Dir(src), target)
-	if inPlace {
-		override = src
-	} else if _, err := os.Lstat(override); err == nil {
-		return nil, Refusal{File: src, Why: override + " overrides it already, so udevd does not read it"}
-	}
-	if _, err := os.Lstat(migrated); err == nil {
-		return nil, Refusal{File: src, Why: migrated + " exists already"}
-	}
-	convert := map[int]bool{} // by first line
-	for _, f := range found {
-		if f.ViaRUN {
-			return nil, Refusal{File: src, Line: f.Line, Why: "a RUN program writes queue/" + f.Attr + ": only an ATTR{} write can be converted"}
-		}
-		convert[f.Line] = true
-	}
-	if err := checkRules(src, rules, convert); err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(src)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", src, err)
-	}
-	ov := overrideText(string(data), rules, convert, migrated)
-	ovRules, err := readRules(strings.NewReader(ov))
-	if err != nil {
-		return nil, fmt.Errorf("override of %s: %w", src, err)
-	}
-	plan := []Change{{Path: migrated, Source: src, Data: migratedText(src, rules, convert)}}
-	if inPlace || hasEffect(ovRules) {
-		plan = append(plan, Change{Path: override, Source: src, Data: ov, Base: string(data), InPlace: inPlace})
-	} else {
-		plan = append(plan, Change{Path: override, Source: src, Mask: true})
-	}
-	return plan, nil
-}
-
-func sameDir(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
-}
-
-// checkRules refuses what would change meaning once the writes happen
-// after all rules (iosched runs from RUN, which udevd starts after every
-// rule): a condition on the current value that is not a compare-first
-// guard, a later read of a converted attribute, a write iosched does not
-// know or a value it would reject.
-func checkRules(src string, rules []rule, convert map[int]bool) error {
-	written := map[string]int{} // attribute -> line of the first converted write
-	for _, r := range rules {
-		for _, k := range r.keys {
-			for attr, line := range written {
-				if reads(k, attr) {
-					return Refusal{File: src, Line: r.line, Why: fmt.Sprintf("%s reads queue/%s, which line %d writes: once converted, iosched writes it only after all rules ran", k.original, attr, line)}
-				}
-			}
-		}
-		if !convert[r.line] {
+// convertTunables converts the scheduler tunable writes change events
+// reach too, though they do not freeze: left as ATTR{}, they would run
+// before a converted scheduler switch that resets them, not after it.
+func convertTunables(p *parsed) {
+	for i, ok := range reachable(p.rules, "change") {
+		r := p.rules[i]
+		if !ok || !onAction(r.keys, "change") {
 			continue
 		}
 		for _, k := range r.keys {
-			attr, ok := queueWrite(k)
-			if !ok {
+			if attr, w := queueWrite(k); w && strings.HasPrefix(attr, queueattr.TunablePrefix) {
+				p.conv[r.line] = true
+			}
+		}
+	}
+}
+
+// crossCheck refuses what would change meaning once the converted writes
+// happen after every rule (iosched runs from RUN, which udevd starts
+// after all rules): a later rule, in any file, that reads an attribute a
+// converted rule writes, or writes it again without being converted
+// (that write would now come first). RunRules only starts iosched, and
+// PolicyRules keeps a scheduler an earlier file set (MarkerProperty), so
+// their reads of queue/scheduler do not count.
+func crossCheck(files []*parsed) error {
+	type loc struct {
+		file string
+		line int
+	}
+	written := map[string]loc{}
+	var refused []error
+	for _, p := range files {
+		base := filepath.Base(p.path)
+		if base == RunRules {
+			continue
+		}
+		for _, r := range p.rules {
+			if err := checkRule(p, r); err != nil {
+				refused = append(refused, err)
+			}
+			for _, k := range r.keys {
+				for attr, w := range written {
+					if base == PolicyRules && attr == queueattr.Scheduler {
+						continue
+					}
+					if reads(k, attr) {
+						refused = append(refused, Refusal{File: w.file, Line: w.line, Why: fmt.Sprintf(
+							"%s:%d: %s reads queue/%s, which this rule writes: converted, iosched would write it only after all rules ran",
+							p.path, r.line, k.original, attr)})
+					}
+					if a, ok := queueWrite(k); ok && !p.conv[r.line] && (a == attr ||
+						attr == queueattr.Scheduler && strings.HasPrefix(a, queueattr.TunablePrefix)) {
+						refused = append(refused, Refusal{File: w.file, Line: w.line, Why: fmt.Sprintf(
+							"%s:%d writes queue/%s after it and is not converted (no change event reaches it, or its file is not fixed): converted, this rule's write would come after it rather than before",
+							p.path, r.line, a)})
+					}
+				}
+			}
+			if !p.conv[r.line] {
 				continue
 			}
-			if !known(attr) {
-				return Refusal{File: src, Line: r.line, Why: "iosched does not know queue/" + attr + ", so no property can carry it"}
-			}
-			if err := checkValue(attr, k.value); err != nil {
-				return Refusal{File: src, Line: r.line, Why: fmt.Sprintf("iosched would reject %s: %v", k.original, err)}
-			}
-			if g := guard(r.keys, attr, k.value); g.other {
-				return Refusal{File: src, Line: r.line, Why: "a condition on the current queue/" + attr + " other than a compare-first guard: the rule depends on the value it changes"}
-			}
-			for _, o := range r.keys {
-				if o.name != "ATTR" && reads(o, attr) {
-					return Refusal{File: src, Line: r.line, Why: fmt.Sprintf("%s reads queue/%s, which the same rule writes", o.original, attr)}
+			for _, k := range r.keys {
+				if attr, ok := queueWrite(k); ok {
+					if _, seen := written[attr]; !seen {
+						written[attr] = loc{p.path, r.line}
+					}
 				}
 			}
 		}
-		for _, k := range r.keys {
-			if attr, ok := queueWrite(k); ok {
-				if _, seen := written[attr]; !seen {
-					written[attr] = r.line
-				}
+	}
+	return errors.Join(refused...)
+}
+
+// checkRule refuses a converted rule whose own keys keep it from
+// keeping its meaning.
+func checkRule(p *parsed, r rule) error {
+	if !p.conv[r.line] {
+		return nil
+	}
+	for _, k := range r.keys {
+		attr, ok := queueWrite(k)
+		if !ok {
+			continue
+		}
+		if !known(attr) {
+			return Refusal{File: p.path, Line: r.line, Why: "iosched does not know queue/" + attr + ", so no property can carry it"}
+		}
+		if err := checkValue(attr, schedValue(attr, k.value)); err != nil {
+			return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("iosched would reject %s: %v", k.original, err)}
+		}
+		if g := guard(r.keys, attr, k.value); g.other {
+			return Refusal{File: p.path, Line: r.line, Why: "a condition on the current queue/" + attr + " other than a compare-first guard: the rule depends on the value it changes"}
+		}
+		for _, o := range r.keys {
+			if o.name != "ATTR" && reads(o, attr) {
+				return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("%s reads queue/%s, which the same rule writes", o.original, attr)}
 			}
 		}
 	}
 	return nil
 }
 
+// schedValue maps the scheduler name kernels dropped to the one they
+// have: "noop" is "none" since the multi-queue block layer.
+func schedValue(attr, v string) string {
+	if attr == queueattr.Scheduler && v == "noop" {
+		return sched.None
+	}
+	return v
+}
+
 // reads reports whether key k reads queue/attr: a match on it, or a value
 // that names it ($attr{queue/...}, a PROGRAM or RUN that reads the file).
 func reads(k key, attr string) bool {
-	if (k.name == "ATTR" || k.name == "ATTRS") && k.match() && k.attr == "queue/"+attr {
-		return true
+	if (k.name == "ATTR" || k.name == "ATTRS") && k.match() {
+		if a, dev, ok := queueAttr(k.attr); ok && dev == "" && a == attr {
+			// A scheduler pattern with no wildcard matches only the
+			// line of a disk with no choice ("none"), which no write
+			// changes.
+			return attr != queueattr.Scheduler || strings.ContainsAny(k.value, "*?[")
+		}
 	}
 	return namesAttr(k.value, attr)
 }
@@ -215,11 +284,12 @@ func checkValue(attr, value string) error {
 	return s.Check(value)
 }
 
-// hasEffect reports whether any rule does more than match, jump or label.
-func hasEffect(rules []rule) bool {
-	for _, r := range rules {
-		for _, k := range r.keys {
-			if !k.match() && k.name != "GOTO" && k.name != "LABEL" {
+// tunableKnown reports whether iosched's table names a scheduler
+// tunable.
+func tunableKnown(name string) bool {
+	for _, ts := range queueattr.Tunables {
+		for _, t := range ts {
+			if t == name {
 				return true
 			}
 		}
@@ -227,271 +297,159 @@ func hasEffect(rules []rule) bool {
 	return false
 }
 
-// withoutQueueWrites is the rule with its converted writes removed.
-func withoutQueueWrites(r rule) []string {
-	var keep []string
-	for _, k := range r.keys {
-		if attr, ok := queueWrite(k); ok && known(attr) {
-			continue
-		}
-		keep = append(keep, k.original)
-	}
-	return keep
+// kernelHasTunable reports whether a disk of the running kernel (sysfs
+// root sys) has queue/iosched/name.
+func kernelHasTunable(sys, name string) bool {
+	m, _ := filepath.Glob(filepath.Join(sys, "block", "*", "queue", "iosched", name))
+	return len(m) > 0
 }
 
-// overrideText is the source with each converted rule rewritten without
-// its queue writes, or commented out when only conditions are left.
-func overrideText(data string, rules []rule, convert map[int]bool, migrated string) string {
-	lines := strings.SplitAfter(data, "\n")
-	var b strings.Builder
-	b.WriteString("# Written by `iosched audit --fix`: the freezing queue writes of this file\n")
-	b.WriteString("# moved to " + migrated + " as properties.\n")
-	b.WriteString("# `iosched audit --undo` takes this back.\n")
-	next := 0
-	for _, r := range rules {
-		if !convert[r.line] {
+// edit replaces data[start:end] with text.
+type edit struct {
+	start, end int
+	text       string
+}
+
+// planFile converts one source in place.
+func planFile(p *parsed, in FixInput) (Change, error) {
+	name := filepath.Base(p.path)
+	path := filepath.Join(in.Target, name)
+	if sameDir(filepath.Dir(p.path), in.Target) {
+		path = p.path
+	}
+	prior, err := stateOf(OS, path)
+	if err != nil {
+		return Change{}, err
+	}
+	if path != p.path && prior.Kind != kindAbsent {
+		return Change{}, Refusal{File: p.path, Why: fmt.Sprintf("%s exists (%s) and udevd does not read it in its place: move it away first", path, prior.Kind)}
+	}
+	data, notes, err := convert(p, name > RunRules, in.Sys)
+	if err != nil {
+		return Change{}, err
+	}
+	return Change{Path: path, Source: p.path, Data: data, Base: p.data, Prior: prior, Notes: notes}, nil
+}
+
+// convert is p with its converted rules' queue writes turned into
+// properties, byte for byte the same elsewhere; afterRun: the file
+// sorts after RunRules, so its converted rules start iosched themselves.
+func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
+	var edits []edit
+	var notes []string
+	for _, r := range p.rules {
+		if !p.conv[r.line] {
 			continue
 		}
-		b.WriteString(strings.Join(lines[next:r.line-1], ""))
-		rest := withoutQueueWrites(r)
-		b.WriteString("# line " + fmt.Sprint(r.line) + ": queue writes moved to " + filepath.Base(migrated) + "\n")
-		effect := false
+		converted := map[string]string{}
 		for _, k := range r.keys {
-			if _, ok := queueWrite(k); !ok && !k.match() {
-				effect = true
+			if attr, ok := queueWrite(k); ok {
+				converted[attr] = k.value
 			}
 		}
-		if effect {
-			b.WriteString(strings.Join(rest, ", ") + "\n")
-		}
-		next = r.end
-	}
-	b.WriteString(strings.Join(lines[next:], ""))
-	s := b.String()
-	if !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	return s
-}
-
-// migratedText is the converted rules with the jumps and labels around
-// them, each preceded by a comment naming its source line.
-func migratedText(src string, rules []rule, convert map[int]bool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Written by `iosched audit --fix` from %s: its queue writes as the\n", src)
-	b.WriteString("# properties " + PolicyRules + " and " + RunRules + " act on (iosched writes\n")
-	b.WriteString("# only what would change), with the GOTO and LABEL lines they depend on.\n")
-	b.WriteString("# `iosched audit --undo` removes this file.\n")
-	for _, r := range rules {
-		var text string
-		switch {
-		case convert[r.line]:
-			text = replacement(r.keys, false)
-		case r.gotoLabel() != "":
-			var keep []string
-			for _, k := range r.keys {
-				if k.match() || k.name == "GOTO" || k.name == "LABEL" {
-					keep = append(keep, k.original)
+		last := -1
+		for i, k := range r.keys {
+			var text string
+			attr, write := queueWrite(k)
+			switch {
+			case write:
+				text = propertyText(k, attr)
+				if v := schedValue(attr, k.value); v != k.value {
+					notes = append(notes, fmt.Sprintf("%s:%d: %q is %q on every kernel iosched supports", p.path, r.line, k.value, v))
 				}
+				if t, ok := strings.CutPrefix(attr, queueattr.TunablePrefix); ok && !tunableKnown(t) {
+					if !kernelHasTunable(sys, t) {
+						return nil, nil, Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf(
+							"queue/%s: no disk of the running kernel has it (%s) and iosched's table does not know it",
+							attr, filepath.Join(sys, "block", "*", "queue", attr))}
+					}
+					text += ", ENV{IOSCHED_SETTINGS}=\"1\""
+				}
+				last = i
+			case isConvertedGuard(k, converted):
+				text = ""
+			default:
+				continue
 			}
-			text = strings.Join(keep, ", ")
-		case r.label() != "":
-			text = fmt.Sprintf("LABEL=%q", r.label())
-		default:
-			continue
-		}
-		fmt.Fprintf(&b, "# %s:%d\n%s\n", src, r.line, text)
-	}
-	return b.String()
-}
-
-// Manifest records the files Fix wrote, so that Undo removes exactly
-// those, and only while they hold what Fix wrote.
-type Manifest struct {
-	Files []Written `json:"files"`
-}
-
-// Written is one file Fix wrote.
-type Written struct {
-	Path   string `json:"path"`
-	Source string `json:"source"`
-	SHA256 string `json:"sha256,omitempty"` // of the content
-	Link   string `json:"link,omitempty"`   // a symlink's target
-	// Original is the content of a file of the target directory that
-	// Fix rewrote in place; Undo writes it back.
-	Original *string `json:"original,omitempty"`
-}
-
-func hash(data []byte) string {
-	h := sha256.Sum256(data)
-	return hex.EncodeToString(h[:])
-}
-
-// ReadManifest reads target's manifest; a missing one is empty.
-func ReadManifest(target string) (Manifest, error) {
-	var m Manifest
-	p := filepath.Join(target, ManifestName)
-	data, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return m, nil
-	}
-	if err != nil {
-		return m, fmt.Errorf("read %s: %w", p, err)
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return m, fmt.Errorf("read %s: %w", p, err)
-	}
-	return m, nil
-}
-
-func writeManifest(target string, m Manifest) error {
-	p := filepath.Join(target, ManifestName)
-	if len(m.Files) == 0 {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove %s: %w", p, err)
-		}
-		return nil
-	}
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeAtomic(p, append(data, '\n'))
-}
-
-// writeAtomic writes through a temporary file in the same directory and
-// renames it into place, so that udevd never reads half a file.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".iosched-fix-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// ApplyFix writes the planned files into target and records them in its
-// manifest. A file that exists already is never replaced; on any error
-// the files written so far are removed again.
-func ApplyFix(target string, plan []Change) error {
-	m, err := ReadManifest(target)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(target, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", target, err)
-	}
-	var done []string
-	undo := func() {
-		for _, p := range done {
-			os.Remove(p)
-		}
-	}
-	for _, c := range plan {
-		w := Written{Path: c.Path, Source: c.Source}
-		if c.InPlace {
-			cur, err := os.ReadFile(c.Path)
-			if err != nil || string(cur) != c.Base {
-				undo()
-				return fmt.Errorf("rewrite %s: changed while planning", c.Path)
+			s, e, ok := r.span(k)
+			if !ok {
+				return nil, nil, Refusal{File: p.path, Line: r.line, Why: k.original + " is split over a line continuation: convert it by hand"}
 			}
-			orig := c.Base
-			w.Original = &orig
-		} else if _, err := os.Lstat(c.Path); err == nil {
-			undo()
-			return fmt.Errorf("write %s: %w", c.Path, fs.ErrExist)
-		}
-		if c.Mask {
-			w.Link = "/dev/null"
-			err = os.Symlink(w.Link, c.Path)
-		} else {
-			w.SHA256 = hash([]byte(c.Data))
-			err = writeAtomic(c.Path, []byte(c.Data))
-		}
-		if err != nil {
-			undo()
-			return fmt.Errorf("write %s: %w", c.Path, err)
-		}
-		if !c.InPlace {
-			done = append(done, c.Path)
-		}
-		m.Files = append(m.Files, w)
-	}
-	if err := writeManifest(target, m); err != nil {
-		undo()
-		return err
-	}
-	return nil
-}
-
-// UndoResult is what Undo did with each file of the manifest.
-type UndoResult struct {
-	Removed  []string
-	Restored []string // rewritten in place by Fix: the original is back
-	Gone     []string // already removed by someone else
-	Kept     []error  // changed since Fix wrote it: left in place
-}
-
-// Undo removes the files target's manifest records, each only if it
-// still holds what Fix wrote; the manifest keeps the ones left.
-func Undo(target string) (UndoResult, error) {
-	var res UndoResult
-	m, err := ReadManifest(target)
-	if err != nil {
-		return res, err
-	}
-	var left []Written
-	for _, w := range m.Files {
-		fi, err := os.Lstat(w.Path)
-		if errors.Is(err, fs.ErrNotExist) {
-			res.Gone = append(res.Gone, w.Path)
-			continue
-		}
-		if err != nil {
-			return res, fmt.Errorf("undo %s: %w", w.Path, err)
-		}
-		same := false
-		if w.Link != "" {
-			t, err := os.Readlink(w.Path)
-			same = err == nil && t == w.Link && fi.Mode()&fs.ModeSymlink != 0
-		} else if fi.Mode().IsRegular() {
-			data, err := os.ReadFile(w.Path)
-			same = err == nil && hash(data) == w.SHA256
-		}
-		if !same {
-			res.Kept = append(res.Kept, fmt.Errorf("%s: changed since `iosched audit --fix` wrote it: left in place", w.Path))
-			left = append(left, w)
-			continue
-		}
-		if w.Original != nil {
-			if err := writeAtomic(w.Path, []byte(*w.Original)); err != nil {
-				return res, fmt.Errorf("undo %s: %w", w.Path, err)
+			if text == "" {
+				s, e = removal(p.data, s, e)
 			}
-			res.Restored = append(res.Restored, w.Path)
+			edits = append(edits, edit{s, e, text})
+		}
+		if afterRun && last >= 0 {
+			_, e, _ := r.span(r.keys[last])
+			edits = append(edits, edit{e, e, ", RUN+=\"" + runProgram + "\""})
+		}
+	}
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	var b strings.Builder
+	b.WriteString("# Converted in place by `iosched audit --fix`: its ATTR{queue/...} writes are\n")
+	b.WriteString("# now the properties iosched applies, writing only what would change.\n")
+	b.WriteString("# `iosched audit --undo` puts the original back.\n")
+	at := 0
+	for _, ed := range edits {
+		if ed.start < at {
 			continue
 		}
-		if err := os.Remove(w.Path); err != nil {
-			return res, fmt.Errorf("undo %s: %w", w.Path, err)
-		}
-		res.Removed = append(res.Removed, w.Path)
+		b.Write(p.data[at:ed.start])
+		b.WriteString(ed.text)
+		at = ed.end
 	}
-	sort.Strings(res.Removed)
-	return res, writeManifest(target, Manifest{Files: left})
+	b.Write(p.data[at:])
+	data := []byte(b.String())
+	if _, err := parseRules(string(data)); err != nil {
+		return nil, nil, fmt.Errorf("converted %s: %w", p.path, err)
+	}
+	return data, notes, nil
+}
+
+// isConvertedGuard reports a compare-first guard on an attribute the
+// rule's converted write sets: iosched compares first, and a guard left
+// in place would let the policy rules override the rule whenever the
+// value is already there.
+func isConvertedGuard(k key, converted map[string]string) bool {
+	if k.name != "ATTR" || !k.match() {
+		return false
+	}
+	attr, dev, ok := queueAttr(k.attr)
+	if !ok || dev != "" {
+		return false
+	}
+	v, conv := converted[attr]
+	if !conv {
+		return false
+	}
+	g := guard([]key{k}, attr, v)
+	return g.stops || g.never != ""
+}
+
+// removal widens a key's span over the separator that goes with it: the
+// comma after it when another key follows on the line, else the one
+// before it.
+func removal(data []byte, s, e int) (int, int) {
+	j := e
+	for j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == ',') {
+		j++
+	}
+	if j < len(data) && j > e && !strings.ContainsRune("\n\r\x00\\", rune(data[j])) && strings.ContainsRune(string(data[e:j]), ',') {
+		return s, j
+	}
+	i := s
+	for i > 0 && (data[i-1] == ' ' || data[i-1] == '\t' || data[i-1] == ',') {
+		i--
+	}
+	return i, e
+}
+
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }

@@ -1,7 +1,9 @@
 package rulesaudit
 
 import (
+	"errors"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,7 +25,7 @@ func FuzzAudit(f *testing.F) {
 		if err != nil {
 			return
 		}
-		lines := strings.Count(text, "\n") + 1
+		lines := len(splitPhys(text)) + 1
 		for _, fd := range audit("f", rules) {
 			if fd.Line < 1 || fd.Line > lines {
 				t.Fatalf("finding at line %d of a %d-line text", fd.Line, lines)
@@ -75,53 +77,84 @@ func ascii(s string) bool {
 	return true
 }
 
-// FuzzConvert: for any rules text that --fix would convert, the override
-// and the migrated file parse, the migrated file writes no queue
-// attribute iosched knows, and the override keeps no converted write.
+// FuzzConvert: for any rules text that --fix would convert, the
+// converted text keeps every line (three comment lines added on top),
+// reads back with the same rules in the same order, each with the same
+// keys but the queue writes (now properties) and their compare-first
+// guards, and no change event reaches a queue write iosched knows.
 func FuzzConvert(f *testing.F) {
 	for _, s := range []string{
 		"SUBSYSTEM!=\"block\", GOTO=\"e\"\nACTION==\"add|change\", ENV{X}=\"1\", ATTR{queue/scheduler}=\"bfq\", GOTO=\"e\"\nLABEL=\"e\"\n",
 		"KERNEL==\"sd*\", \\\n  ATTR{queue/read_ahead_kb}=\"4096\"\n# c\n",
 		"ATTR{queue/scheduler}!=\"bfq\", ATTR{queue/scheduler}=e\"bfq\"",
+		"ATTR{queue//scheduler}+=\"noop\"\r\nATTR{queue/iosched/fifo_batch}=\"8\"\x00ATTR{queue/nomerges}=\"1\"",
+		"PROGRAM==\"/bin/x\", RESULT==\"1\", ATTR{queue/rotational}=\"0\", ATTR{queue/rotational}!=\"0\"",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		rules, err := readRules(strings.NewReader(text))
+		afterRun := len(text)%2 == 1 // both placements, with the corpus of one string
+		rules, err := parseRules(text)
 		if err != nil {
 			return
 		}
-		convert := map[int]bool{}
+		p := &parsed{path: "src", data: []byte(text), rules: rules, conv: map[int]bool{}}
 		for _, fd := range audit("src", rules) {
-			if fd.ViaRUN {
+			if fd.ViaRUN || fd.Device != "" {
 				return
 			}
-			convert[fd.Line] = true
+			p.conv[fd.Line] = true
 		}
-		if len(convert) == 0 || checkRules("src", rules, convert) != nil {
+		if len(p.conv) == 0 || crossCheck([]*parsed{p}) != nil {
 			return
 		}
-		for name, out := range map[string]string{
-			"override": overrideText(text, rules, convert, "/etc/udev/rules.d/61-iosched-migrated-src"),
-			"migrated": migratedText("src", rules, convert),
-		} {
-			got, err := readRules(strings.NewReader(out))
-			if err != nil {
-				t.Fatalf("%s does not read back: %v\n%s", name, err, out)
+		out, _, err := convert(p, afterRun, t.TempDir())
+		if err != nil {
+			var r Refusal
+			if errors.As(err, &r) {
+				return
 			}
-			if name == "override" {
-				if found := audit("override", got); len(found) > 0 {
-					t.Fatalf("override still writes: %v\n%s", found[0], out)
-				}
-				continue
+			t.Fatalf("convert: %v\n%q", err, text)
+		}
+		if got, want := len(splitPhys(string(out))), len(splitPhys(text))+3; got != want {
+			t.Fatalf("converted text has %d lines, want %d:\n%q", got, want, out)
+		}
+		got, err := parseRules(string(out))
+		if err != nil || len(got) != len(rules) {
+			t.Fatalf("converted text reads back as %d rules (%v), want %d:\n%q", len(got), err, len(rules), out)
+		}
+		for i, r := range rules {
+			if want, have := keptKeys(r, p.conv[r.line]), keptKeys(got[i], p.conv[r.line]); !slices.Equal(want, have) {
+				t.Fatalf("rule %d: keys %q became %q", i, want, have)
 			}
-			for _, r := range got {
-				for _, k := range r.keys {
-					if attr, ok := queueWrite(k); ok && known(attr) {
-						t.Fatalf("migrated file writes queue/%s:\n%s", attr, out)
-					}
-				}
+		}
+		for _, fd := range audit("out", got) {
+			if known(fd.Attr) && !fd.ViaRUN {
+				t.Fatalf("converted text still writes queue/%s on change:\n%q", fd.Attr, out)
 			}
 		}
 	})
+}
+
+// keptKeys is a rule's keys as written, without what conversion changes
+// in a converted rule: queue writes, guards on them and iosched's
+// properties.
+func keptKeys(r rule, converted bool) []string {
+	written := map[string]string{}
+	for _, k := range r.keys {
+		if attr, ok := queueWrite(k); ok {
+			written[attr] = k.value
+		}
+	}
+	var out []string
+	for _, k := range r.keys {
+		if _, ok := queueWrite(k); converted && (ok || isConvertedGuard(k, written)) {
+			continue
+		}
+		if converted && (k.name == "ENV" && strings.HasPrefix(k.attr, "IOSCHED_") || k.name == "RUN" && k.value == runProgram) {
+			continue
+		}
+		out = append(out, k.original)
+	}
+	return out
 }

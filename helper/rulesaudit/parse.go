@@ -9,12 +9,18 @@ import (
 )
 
 // maxLine is systemd's UDEV_LINE_SIZE: udevd reads a rules file with
-// read_line(f, UDEV_LINE_SIZE), which fails for a line that long, and then
-// skips the whole file; a rule joined from continuation lines that
-// reaches it is ignored on its own (udev-rules.c, udev_rules_parse_file).
+// read_line(f, UDEV_LINE_SIZE), which fails for a line that long, and
+// stops reading the file there; a rule joined from continuation lines
+// that reaches it is ignored on its own (udev-rules.c,
+// udev_rules_parse_file). What happens to the rules read before the long
+// line depends on the version: udev 252 (Debian 12) keeps them, without
+// resolving the file's GOTOs (rule_resolve_goto is never reached, so
+// every GOTO falls through); 257 (Debian 13) and 262 free the file's
+// rules with it, skipping the whole file.
 const maxLine = 16384
 
-// ErrLineTooLong marks a file that udevd skips whole.
+// ErrLineTooLong marks a file that udevd skips (257 and later) or reads
+// only up to the long line (252).
 var ErrLineTooLong = errors.New("line too long")
 
 // key is one KEY{attr}OP"value" of a rule.
@@ -23,16 +29,37 @@ type key struct {
 	raw                   string // the quoted value as written, with its prefix
 	fold                  bool   // i"...": matched case-insensitively
 	original              string // the whole key as written
+	start, end            int    // where original lies in the rule's logical line
 }
 
-func (k key) match() bool  { return k.op == "==" || k.op == "!=" }
-func (k key) assign() bool { return k.op == "=" || k.op == ":=" }
+func (k key) match() bool { return k.op == "==" || k.op == "!=" }
 
-// rule is one logical line of a rules file: its keys and the line it
-// starts on.
+// assign reports an assignment; udevd takes ATTR{}+= and ATTR{}:= as =
+// (udev-rules.c parse_token: "assuming '='").
+func (k key) assign() bool {
+	return k.op == "=" || k.op == ":=" || k.name == "ATTR" && k.op == "+="
+}
+
+// seg maps part of a rule's logical line (continuations joined) back to
+// the file: n bytes at logical offset at come from file offset off.
+type seg struct{ at, off, n int }
+
+// rule is one logical line of a rules file: its keys, the lines it
+// spans and where each part of it lies in the file.
 type rule struct {
 	line, end int // first and last line
 	keys      []key
+	segs      []seg
+}
+
+// span returns the file offsets of k, false when k spans a continuation.
+func (r rule) span(k key) (int, int, bool) {
+	for _, s := range r.segs {
+		if k.start >= s.at && k.end <= s.at+s.n {
+			return s.off + k.start - s.at, s.off + k.end - s.at, true
+		}
+	}
+	return 0, 0, false
 }
 
 // label returns the rule's LABEL, or "".
@@ -55,6 +82,33 @@ func (r rule) gotoLabel() string {
 	return ""
 }
 
+// physLine is one line of a file as udevd's read_line() ends it.
+type physLine struct {
+	text string
+	off  int // file offset of text
+}
+
+// splitPhys ends lines where udevd's read_line() does: at "\n", "\r",
+// "\r\n" or a NUL byte; a lone "\r" or NUL inside a line ends it there.
+func splitPhys(data string) []physLine {
+	var out []physLine
+	start := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '\n', '\r', 0:
+			out = append(out, physLine{data[start:i], start})
+			if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+				i++
+			}
+			start = i + 1
+		}
+	}
+	if start < len(data) {
+		out = append(out, physLine{data[start:], start})
+	}
+	return out
+}
+
 // readRules splits r into rules as udevd does: leading whitespace is
 // skipped, a line starting with '#' is ignored even inside a
 // continuation, a trailing backslash joins the next line, and a rule
@@ -64,23 +118,29 @@ func readRules(r io.Reader) ([]rule, error) {
 	if err != nil {
 		return nil, err
 	}
-	lines := strings.Split(string(data), "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
+	return parseRules(string(data))
+}
+
+func parseRules(data string) ([]rule, error) {
+	lines := splitPhys(data)
 	var rules []rule
 	var cont strings.Builder
+	var segs []seg
 	inCont, ignore := false, false
 	start := 0
-	for i, raw := range lines {
+	for i, pl := range lines {
+		raw := pl.text
 		if len(raw) >= maxLine {
-			return nil, fmt.Errorf("line %d: %w (%d bytes, udevd's limit is %d): udevd skips the whole file",
+			return rules, fmt.Errorf("line %d: %w (%d bytes, udevd's limit is %d): udevd 257 and later skip the whole file",
 				i+1, ErrLineTooLong, len(raw), maxLine-1)
 		}
 		if !inCont {
 			start = i + 1
+			segs = nil
 		}
-		line := strings.TrimLeft(strings.TrimSuffix(raw, "\r"), " \t\r\n")
+		trimmed := strings.TrimLeft(raw, " \t")
+		off := pl.off + len(raw) - len(trimmed)
+		line := trimmed
 		if strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -88,16 +148,20 @@ func readRules(r io.Reader) ([]rule, error) {
 			if cont.Len()+len(line) >= maxLine {
 				ignore = true
 			}
+			segs = append(segs, seg{cont.Len(), off, len(line)})
 			cont.WriteString(line)
 			if !ignore {
 				line = cont.String()
 			}
+		} else if !inCont {
+			segs = []seg{{0, off, len(line)}}
 		}
 		if strings.HasSuffix(line, "\\") {
 			if ignore {
 				continue
 			}
 			line = line[:len(line)-1]
+			segs[len(segs)-1].n--
 			cont.Reset()
 			cont.WriteString(line)
 			inCont = true
@@ -105,7 +169,7 @@ func readRules(r io.Reader) ([]rule, error) {
 		}
 		if !ignore && line != "" {
 			if keys, err := parseRule(line); err == nil && len(keys) > 0 {
-				rules = append(rules, rule{line: start, end: i + 1, keys: keys})
+				rules = append(rules, rule{line: start, end: i + 1, keys: keys, segs: segs})
 			}
 		}
 		cont.Reset()
@@ -117,6 +181,7 @@ func readRules(r io.Reader) ([]rule, error) {
 // parseRule splits `KEY{attr}=="v", KEY="v"` into keys. udev skips a rule
 // it cannot parse, and so does this.
 func parseRule(s string) ([]key, error) {
+	full := s
 	var keys []key
 	for {
 		s = strings.TrimLeft(s, " \t,")
@@ -125,6 +190,7 @@ func parseRule(s string) ([]key, error) {
 		}
 		rest := s
 		var k key
+		k.start = len(full) - len(s)
 		i := strings.IndexAny(s, "{=!+-: \t")
 		if i <= 0 {
 			return nil, fmt.Errorf("no operator in %q", s)
@@ -147,6 +213,10 @@ func parseRule(s string) ([]key, error) {
 		if k.op == "" {
 			return nil, fmt.Errorf("no operator after %s", k.name)
 		}
+		if k.name == "ATTR" && k.op == "-=" {
+			// udevd rejects the key and drops the whole line.
+			return nil, fmt.Errorf("ATTR takes no -=")
+		}
 		s = strings.TrimLeft(s, " \t")
 		v, n, fold, err := parseValue(s)
 		if err != nil {
@@ -154,6 +224,7 @@ func parseRule(s string) ([]key, error) {
 		}
 		k.value, k.fold, k.raw = v, fold, s[:n]
 		k.original = rest[:len(rest)-len(s)+n]
+		k.end = k.start + len(k.original)
 		s = s[n:]
 		keys = append(keys, k)
 	}

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,6 +39,9 @@ type Finding struct {
 	Freezes []queueattr.FreezeRange // the kernels on which the write freezes
 	Guard   string                  // a guard on the attribute that never stops the write
 	Replace string                  // the iosched rule that replaces the whole rule
+	Device  string                  // ATTR{[SUBSYSTEM/KERNEL]...}: the device written, not the event's
+	AddOnly bool                    // written on add events only
+	Udev252 bool                    // only udev 252 performs it: a later line is too long (ErrLineTooLong)
 }
 
 func (f Finding) String() string { return f.Text(true) }
@@ -46,6 +50,12 @@ func (f Finding) String() string { return f.Text(true) }
 // rule with several writes needs it once.
 func (f Finding) Text(withReplace bool) string {
 	how := fmt.Sprintf("ATTR{queue/%s}=%q", f.Attr, f.Value)
+	if f.Device != "" {
+		how = fmt.Sprintf("ATTR{[%s]queue/%s}=%q", f.Device, f.Attr, f.Value)
+	}
+	if f.Udev252 {
+		how += " (udev 252 only: it reads the rules before the line too long, every GOTO falling through; 257 and later skip the file)"
+	}
 	if f.ViaRUN {
 		how = "a RUN program writes queue/" + f.Attr
 	}
@@ -54,11 +64,11 @@ func (f Finding) Text(withReplace bool) string {
 		s += fmt.Sprintf("\n    the guard %s never stops it: queue/scheduler reads the whole list (\"mq-deadline [%s] none\"), never the bare name; the glob that works is ATTR{queue/scheduler}!=\"*[[]%s[]]*\"",
 			f.Guard, f.Value, f.Value)
 	}
-	if !withReplace {
+	if !withReplace || f.Device != "" {
 		return s
 	}
-	return s + fmt.Sprintf("\n    replace with, in /etc/udev/rules.d/61-iosched-local.rules (any name sorting after %s and before %s; `iosched audit --fix` writes it):\n        %s",
-		PolicyRules, RunRules, f.Replace)
+	return s + fmt.Sprintf("\n    converted in place (`iosched audit --fix` does it, in a file of the same name in /etc/udev/rules.d), the rule reads:\n        %s",
+		f.Replace)
 }
 
 // FreezeText says on which kernels a write freezes the queue, e.g.
@@ -143,9 +153,72 @@ func masks(fi fs.FileInfo) bool {
 	return fi.Mode()&fs.ModeDevice != 0
 }
 
+// AddOnly returns the writes of one rules file that add events perform
+// and change events do not.
+func AddOnly(path string) ([]Finding, error) {
+	rules, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return addOnly(path, rules), nil
+}
+
+// AddOnlyText says what an add-only write does; with policy (iosched's
+// policy rules are installed) a scheduler write is a conflict.
+func AddOnlyText(f Finding, policy bool) string {
+	s := fmt.Sprintf("%s:%d: ATTR{queue/%s}=%q on add events only: at least twice a boot (the initramfs and coldplug), not on change",
+		f.File, f.Line, f.Attr, f.Value)
+	if policy && f.Attr == queueattr.Scheduler {
+		s += fmt.Sprintf("\n    conflict: %s sets a scheduler policy too, so on every boot this rule switches the disk and iosched switches it back (two switches a disk); turn it into ENV{IOSCHED_SCHEDULER}=%q, ENV{%s}=\"1\" for add and change, or remove it",
+			PolicyRules, f.Value, MarkerProperty)
+	}
+	return s
+}
+
+// Run is a RUN key of a rules file.
+type Run struct {
+	Line    int
+	Command string
+}
+
+// RunCommands returns the RUN keys that add or change events on block
+// disks may reach in one rules file.
+func RunCommands(path string) ([]Run, error) {
+	rules, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	add, change := reachable(rules, "add"), reachable(rules, "change")
+	var out []Run
+	for i, r := range rules {
+		if !(add[i] && onAction(r.keys, "add") || change[i] && onAction(r.keys, "change")) {
+			continue
+		}
+		for _, k := range r.keys {
+			if k.name == "RUN" && !k.match() {
+				out = append(out, Run{r.line, k.value})
+			}
+		}
+	}
+	return out, nil
+}
+
 // File audits one rules file.
+// A file with a line too long for udevd comes with its error and the
+// writes udev 252 still performs: those of the rules before the line,
+// every GOTO falling through (Finding.Udev252).
 func File(path string) ([]Finding, error) {
 	rules, err := readFile(path)
+	if errors.Is(err, ErrLineTooLong) {
+		for i := range rules {
+			rules[i].keys = slices.DeleteFunc(slices.Clone(rules[i].keys), func(k key) bool { return k.name == "GOTO" })
+		}
+		found := audit(path, rules)
+		for i := range found {
+			found[i].Udev252 = true
+		}
+		return found, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -160,30 +233,74 @@ func readFile(path string) ([]rule, error) {
 	defer f.Close()
 	rules, err := readRules(f)
 	if err != nil {
-		return nil, fmt.Errorf("audit %s: %w", path, err)
+		// The rules before a line too long come with the error.
+		return rules, fmt.Errorf("audit %s: %w", path, err)
 	}
 	return rules, nil
 }
 
-// audit walks the rules as a change event on a block disk would: a GOTO
-// whose conditions surely hold jumps to its LABEL (the labelled rule
-// runs), a GOTO to a label that does not follow in the file is ignored,
-// as udevd ignores it.
-func audit(name string, rules []rule) []Finding {
+// audit returns the writes udevd performs on a change event of a block
+// disk (see reachable).
+func audit(name string, rules []rule) []Finding { return auditAction(name, rules, "change") }
+
+// auditAction returns the writes of the rules an event of action
+// reaches.
+func auditAction(name string, rules []rule, action string) []Finding {
 	var found []Finding
-	for i := 0; i < len(rules); i++ {
-		r := rules[i]
-		if !onChange(r.keys) {
-			continue
-		}
-		found = append(found, writes(name, r)...)
-		if label := r.gotoLabel(); label != "" && jumpsOnChange(r.keys) {
-			if j := labelAfter(rules, i, label); j > 0 {
-				i = j - 1
-			}
+	for i, ok := range reachable(rules, action) {
+		if ok && onAction(rules[i].keys, action) {
+			found = append(found, writes(name, rules[i])...)
 		}
 	}
 	return found
+}
+
+// addOnly returns the writes an add event performs and a change event
+// does not.
+func addOnly(name string, rules []rule) []Finding {
+	onChange := map[string]bool{}
+	for _, f := range audit(name, rules) {
+		onChange[fmt.Sprint(f.Line, f.Attr, f.Device, f.ViaRUN)] = true
+	}
+	var out []Finding
+	for _, f := range auditAction(name, rules, "add") {
+		if !onChange[fmt.Sprint(f.Line, f.Attr, f.Device, f.ViaRUN)] {
+			f.AddOnly = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// reachable marks the rules an event of action on a block disk may
+// reach, over every GOTO/LABEL path: the first rule; the one after a
+// reached rule unless that rule surely jumps; the LABEL rule a reached
+// rule whose ACTION lets the event through may jump to. A GOTO to a
+// label that does not follow in the file is ignored, as udevd ignores
+// it.
+func reachable(rules []rule, action string) []bool {
+	reach := make([]bool, len(rules)+1)
+	reach[0] = true
+	for i, r := range rules {
+		if !reach[i] {
+			continue
+		}
+		if !onAction(r.keys, action) {
+			reach[i+1] = true
+			continue
+		}
+		j := -1
+		if label := r.gotoLabel(); label != "" {
+			j = labelAfter(rules, i, label)
+		}
+		if j > 0 {
+			reach[j] = true
+		}
+		if j < 0 || !surelyJumps(r.keys) {
+			reach[i+1] = true
+		}
+	}
+	return reach[:len(rules)]
 }
 
 // labelAfter returns the index of the first rule after i with LABEL
@@ -197,26 +314,25 @@ func labelAfter(rules []rule, i int, label string) int {
 	return -1
 }
 
-// onChange reports whether the rule's ACTION conditions let a change
-// event through; a rule without any does.
-func onChange(keys []key) bool {
+// onAction reports whether the rule's ACTION conditions let an event of
+// action through; a rule without any does.
+func onAction(keys []key, action string) bool {
 	for _, k := range keys {
 		if k.name != "ACTION" || !k.match() {
 			continue
 		}
-		if globMatch(k.value, "change", k.fold) != (k.op == "==") {
+		if globMatch(k.value, action, k.fold) != (k.op == "==") {
 			return false
 		}
 	}
 	return true
 }
 
-// jumpsOnChange reports whether change events on block disks surely take
-// the rule's GOTO: its only conditions are on ACTION (already known to
-// pass) and on SUBSYSTEM, which is "block" here. Any other condition
-// might not hold, so the jump is not assumed and the rules after it are
-// audited.
-func jumpsOnChange(keys []key) bool {
+// surelyJumps reports whether events on block disks surely take the
+// rule's GOTO: its only conditions are on ACTION (already known to pass)
+// and on SUBSYSTEM, which is "block" here. Any other condition might
+// not hold, so both ways are followed.
+func surelyJumps(keys []key) bool {
 	for _, k := range keys {
 		switch {
 		case k.name == "ACTION":
@@ -231,13 +347,42 @@ func jumpsOnChange(keys []key) bool {
 	return true
 }
 
-// queueWrite returns the attribute an ATTR{queue/...}= key writes.
+// queueAttr splits an ATTR{} name into the queue attribute it names
+// and the device of the [SUBSYSTEM/KERNEL] form ("" for the event's
+// own). Doubled slashes are one, as in the kernel's path lookup.
+func queueAttr(name string) (attr, dev string, ok bool) {
+	if strings.HasPrefix(name, "[") {
+		j := strings.IndexByte(name, ']')
+		if j < 0 {
+			return "", "", false
+		}
+		dev, name = name[1:j], name[j+1:]
+	}
+	for strings.Contains(name, "//") {
+		name = strings.ReplaceAll(name, "//", "/")
+	}
+	attr, ok = strings.CutPrefix(strings.TrimPrefix(name, "/"), "queue/")
+	return attr, dev, ok && attr != ""
+}
+
+// queueWrite returns the attribute an ATTR{queue/...}= key writes on the
+// event's own device.
 func queueWrite(k key) (string, bool) {
-	attr, ok := strings.CutPrefix(k.attr, "queue/")
-	if k.name != "ATTR" || !ok || !k.assign() || attr == "" {
+	attr, dev, ok := queueAttr(k.attr)
+	if k.name != "ATTR" || !ok || dev != "" || !k.assign() {
 		return "", false
 	}
 	return attr, true
+}
+
+// otherWrite returns the attribute and device an
+// ATTR{[SUBSYSTEM/KERNEL]queue/...}= key writes on another device.
+func otherWrite(k key) (string, string, bool) {
+	attr, dev, ok := queueAttr(k.attr)
+	if k.name != "ATTR" || !ok || dev == "" || !k.assign() {
+		return "", "", false
+	}
+	return attr, dev, true
 }
 
 // known reports whether iosched can set attr through a property.
@@ -254,6 +399,12 @@ func known(attr string) bool {
 func writes(file string, r rule) []Finding {
 	var out []Finding
 	for _, k := range r.keys {
+		if attr, dev, ok := otherWrite(k); ok {
+			if ranges := queueattr.FreezeRanges(attr); ranges != nil {
+				out = append(out, Finding{File: file, Line: r.line, Attr: attr, Value: k.value, Freezes: ranges, Device: dev})
+			}
+			continue
+		}
 		if attr, ok := queueWrite(k); ok {
 			ranges := queueattr.FreezeRanges(attr)
 			if ranges == nil {
@@ -329,7 +480,7 @@ type guardResult struct {
 func guard(keys []key, attr, value string) guardResult {
 	var g guardResult
 	for _, k := range keys {
-		if k.name != "ATTR" || k.attr != "queue/"+attr || !k.match() {
+		if a, dev, ok := queueAttr(k.attr); k.name != "ATTR" || !ok || dev != "" || a != attr || !k.match() {
 			continue
 		}
 		if strings.ContainsAny(value, "$%") {
@@ -361,16 +512,12 @@ func readsBack(attr, value string) []string {
 	return []string{b, b + " none", "none " + b, "mq-deadline " + b + " none", "none " + b + " kyber"}
 }
 
-// Replacement rewrites the rule for the iosched rules: each ATTR{queue/}
-// write of an attribute iosched knows becomes the property the iosched
-// rules act on (IOSCHED_SCHEDULER, IOSCHED_ATTR_*, IOSCHED_TUNE_*), the
-// guards on those attributes go (iosched compares first), every other key
-// stays as written.
-func Replacement(keys []key) string { return replacement(keys, true) }
-
-// replacement is Replacement, without the rule's other assignments
-// unless actions: the migrated file leaves them to the override.
-func replacement(keys []key, actions bool) string {
+// Replacement is the rule as `iosched audit --fix` converts it: each
+// ATTR{queue/} write of an attribute iosched knows becomes the property
+// the iosched rules act on (IOSCHED_SCHEDULER with MarkerProperty,
+// IOSCHED_ATTR_*, IOSCHED_TUNE_*), the guards on those attributes go
+// (iosched compares first), every other key stays as written.
+func Replacement(keys []key) string {
 	converted := map[string]string{}
 	for _, k := range keys {
 		if attr, ok := queueWrite(k); ok && known(attr) {
@@ -380,21 +527,27 @@ func replacement(keys []key, actions bool) string {
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		if attr, ok := queueWrite(k); ok && known(attr) {
-			parts = append(parts, "ENV{"+queueattr.Property(attr)+"}="+assignValue(k))
+			parts = append(parts, propertyText(k, attr))
 			continue
 		}
-		if attr, ok := strings.CutPrefix(k.attr, "queue/"); ok && k.name == "ATTR" && k.match() {
-			if v, conv := converted[attr]; conv {
-				if g := guard([]key{k}, attr, v); g.stops || g.never != "" {
-					continue
-				}
-			}
-		}
-		if actions || k.match() || k.name == "GOTO" || k.name == "LABEL" {
+		if !isConvertedGuard(k, converted) {
 			parts = append(parts, k.original)
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// propertyText is the property assignment that replaces the write k of
+// attr; "noop" is "none" (schedValue).
+func propertyText(k key, attr string) string {
+	text := "ENV{" + queueattr.Property(attr) + "}=" + assignValue(k)
+	if v := schedValue(attr, k.value); v != k.value {
+		text = "ENV{" + queueattr.Property(attr) + "}=\"" + v + "\""
+	}
+	if attr == queueattr.Scheduler {
+		text += ", ENV{" + MarkerProperty + "}=\"1\""
+	}
+	return text
 }
 
 // assignValue is the key's value as written, without the i prefix, which

@@ -76,14 +76,14 @@ func TestReplacement(t *testing.T) {
 		index int
 		want  string
 	}{
-		{"cachyos-style.rules", 0, `ACTION=="add|change", KERNEL=="sd[a-z]*", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq"`},
+		{"cachyos-style.rules", 0, `ACTION=="add|change", KERNEL=="sd[a-z]*", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq", ENV{IOSCHED_SCHEDULER_SET}="1"`},
 		// Every queue write of the rule, not just the first.
 		{"cachyos-style.rules", 3, `ACTION=="add|change", KERNEL=="sd[a-z]*|nvme[0-9]*", ENV{IOSCHED_ATTR_wbt_lat_usec}="2000", ENV{IOSCHED_ATTR_nr_requests}="256"`},
 		// The guard that never held goes: iosched compares first.
-		{"bad-guard.rules", 0, `ACTION=="add|change", KERNEL=="sd[a-z]", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq"`},
+		{"bad-guard.rules", 0, `ACTION=="add|change", KERNEL=="sd[a-z]", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq", ENV{IOSCHED_SCHEDULER_SET}="1"`},
 		// An escaped value stays escaped.
 		{"escaped.rules", 1, `ACTION=="add|change", KERNEL=="sd*", ENV{IOSCHED_ATTR_wbt_lat_usec}=e"\x32000"`},
-		{"goto.rules", 0, `ACTION=="change", ENV{IOSCHED_SCHEDULER}="none", GOTO="goto_end"`},
+		{"goto.rules", 0, `ACTION=="change", ENV{IOSCHED_SCHEDULER}="none", ENV{IOSCHED_SCHEDULER_SET}="1", GOTO="goto_end"`},
 	}
 	for _, tt := range tests {
 		found, err := File(filepath.Join("testdata", tt.file))
@@ -103,8 +103,8 @@ func TestFindingText(t *testing.T) {
 	}
 	want := `testdata/bad-guard.rules:3: ATTR{queue/scheduler}="bfq" on change events: freezes the queue on every write on 6.12 and later
     the guard ATTR{queue/scheduler}!="bfq" never stops it: queue/scheduler reads the whole list ("mq-deadline [bfq] none"), never the bare name; the glob that works is ATTR{queue/scheduler}!="*[[]bfq[]]*"
-    replace with, in /etc/udev/rules.d/61-iosched-local.rules (any name sorting after 60-iosched.rules and before 99-iosched-run.rules; ` + "`iosched audit --fix`" + ` writes it):
-        ACTION=="add|change", KERNEL=="sd[a-z]", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq"`
+    converted in place (` + "`iosched audit --fix`" + ` does it, in a file of the same name in /etc/udev/rules.d), the rule reads:
+        ACTION=="add|change", KERNEL=="sd[a-z]", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq", ENV{IOSCHED_SCHEDULER_SET}="1"`
 	if diff := cmp.Diff(want, found[0].String()); diff != "" {
 		t.Errorf("finding text (-want +got):\n%s", diff)
 	}
@@ -122,18 +122,28 @@ func TestLineLimits(t *testing.T) {
 		tooLong    bool
 	}{
 		{"longest line read", pad(maxLine-1) + "\n", []int{1}, false},
-		{"line too long", write + "\n" + pad(maxLine) + "\n", nil, true},
+		// udev 252 keeps the rules before the long line, 257 skips the file.
+		{"line too long", write + "\n" + pad(maxLine) + "\n", []int{1}, true},
+		// ... and 252 never resolves the file's GOTOs: they fall through.
+		{"line too long after a GOTO", "GOTO=\"x\"\n" + write + "\nLABEL=\"x\"\n" + pad(maxLine) + "\n", []int{2}, true},
 		{"continuation too long", pad(maxLine/2) + "\\\n" + strings.Repeat(" ", maxLine/2) + "x\n" + write + "\n", []int{3}, false},
 		{"continuation just short", write + strings.Repeat(" ", maxLine/2-len(write)) + "\\\n" + strings.Repeat(" ", maxLine/2-3) + "\n", []int{1}, false},
 	}
 	for _, tt := range tests {
-		rules, err := readRules(strings.NewReader(tt.text))
+		p := filepath.Join(t.TempDir(), "x.rules")
+		if err := os.WriteFile(p, []byte(tt.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		found, err := File(p)
 		if got := errors.Is(err, ErrLineTooLong); got != tt.tooLong {
 			t.Errorf("%s: error %v, want too long %v", tt.name, err, tt.tooLong)
 		}
 		var got []int
-		for _, f := range audit("x", rules) {
+		for _, f := range found {
 			got = append(got, f.Line)
+			if f.Udev252 != tt.tooLong {
+				t.Errorf("%s: line %d: udev 252 only %v, want %v", tt.name, f.Line, f.Udev252, tt.tooLong)
+			}
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: findings (-want +got):\n%s", tt.name, diff)
@@ -250,5 +260,36 @@ func TestGlobMatch(t *testing.T) {
 		if got := globMatch(tt.pattern, tt.s, tt.fold); got != tt.want {
 			t.Errorf("globMatch(%q, %q, %v) = %v, want %v", tt.pattern, tt.s, tt.fold, got, tt.want)
 		}
+	}
+}
+
+// TestAuditAsUdevd: the writes udevd performs, read as it reads rules
+// (testdata/wild.rules says which reading each line tests).
+func TestAuditAsUdevd(t *testing.T) {
+	rules, err := readFile("testdata/wild.rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type w struct {
+		Line         int
+		Attr, Device string
+		AddOnly      bool
+	}
+	var got []w
+	for _, f := range append(audit("w", rules), addOnly("w", rules)...) {
+		got = append(got, w{f.Line, f.Attr, f.Device, f.AddOnly})
+	}
+	want := []w{
+		{6, "scheduler", "", false}, // reached by the first GOTO only
+		{8, "read_ahead_kb", "", false},
+		{9, "scheduler", "block/sda", false},
+		{10, "nomerges", "", false},
+		{12, "wbt_lat_usec", "", false}, // after a lone "\r"
+		{14, "iostats", "", false},      // after a NUL
+		{11, "rotational", "", true},
+		{13, "add_random", "", true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("writes of wild.rules (-want +got):\n%s", diff)
 	}
 }

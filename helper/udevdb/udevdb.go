@@ -19,11 +19,11 @@ var ErrUnavailable = errors.New("udev database not readable by this build (built
 type Lookup func(disk string) (map[string]string, error)
 
 // policyOnly keeps the properties that carry a setting, as
-// queueattr.FromProperty names them.
+// queueattr.FromProperty names them, and the kernel command line's.
 func policyOnly(all map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range all {
-		if _, ok := queueattr.FromProperty(k); ok {
+		if _, ok := queueattr.FromProperty(k); ok || k == queueattr.CmdlineProperty {
 			out[k] = v
 		}
 	}

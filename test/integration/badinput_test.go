@@ -79,6 +79,7 @@ func TestBadInput(t *testing.T) {
 		{"udev DEVPATH with dot dot", udevEnv("change", "disk", "/devices/../block/"+d.Name, "kyber"), []string{"udev"}, 2, `".."`},
 		{"udev DEVPATH outside /devices", udevEnv("change", "disk", "/block/"+d.Name, "kyber"), []string{"udev"}, 2, "/block/" + d.Name},
 		{"udev DEVPATH with newline", udevEnv("change", "disk", d.Devpath+"\n", "kyber"), []string{"udev"}, 2, `\n`},
+		{"udev DEVPATH that is no disk", udevEnv("change", "disk", "/devices/virtual/net/lo", "kyber"), []string{"udev"}, 1, "lo is not a disk"},
 		{"udev without DEVPATH", []string{"ACTION=change", "SUBSYSTEM=block", "DEVTYPE=disk", "IOSCHED_SCHEDULER=kyber"}, []string{"udev"}, 2, "DEVPATH"},
 		{"udev with arguments", nil, []string{"udev", d.Name}, 2, "udev takes no arguments"},
 	}

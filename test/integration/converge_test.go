@@ -2,6 +2,7 @@ package integration
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -136,7 +137,18 @@ func TestConverge(t *testing.T) {
 		dl("read_expire", "4294967296", "kstrtoint", ""), dl("read_expire", "010", "octal", ""),
 		dl("fifo_batch", "8", "", "8"), dl("front_merges", "0", "", "0"), dl("writes_starved", "-3", "", "-3"),
 		dl("read_expire", "300", "", "300"), dl("write_expire", "3000", "", "3000"),
-		dl("prio_aging_expire", "5000", "", "5000"))
+		dl("prio_aging_expire", "5000", "", "5000"), dl("read_expire", "2147483647", "reads back negative", ""))
+	// async_depth is mq-deadline's on kernels before 7.3 only.
+	hasAsyncDepth := false
+	if slices.Contains(offeredBy(t, d), "mq-deadline") {
+		force(t, d, "mq-deadline")
+		_, err := os.Stat(filepath.Join("/sys/block", d.Name, "queue/iosched/async_depth"))
+		hasAsyncDepth = err == nil
+		force(t, d, "none")
+	}
+	if hasAsyncDepth {
+		add(dl("async_depth", "0", "clamped to 1..", ""), dl("async_depth", "64", "", "64"))
+	}
 	bq := func(attr, value, refused, kept string) convergeCase {
 		return convergeCase{"bfq", queueattr.TunablePrefix + attr, value, refused, kept}
 	}
@@ -154,7 +166,7 @@ func TestConverge(t *testing.T) {
 	add(ky("read_lat_nsec", "-1", "kstrtoull", ""), ky("read_lat_nsec", "3000000", "", "3000000"),
 		ky("write_lat_nsec", "20000000", "", "20000000"))
 
-	covered, ran := map[string]bool{}, 0
+	covered, ran := map[string]bool{"iosched/async_depth": !hasAsyncDepth}, 0
 	offered := offeredBy(t, d)
 	for _, c := range cases {
 		covered[c.attr] = true
@@ -214,6 +226,29 @@ func TestConvergeReadOnlyLoop(t *testing.T) {
 			t.Errorf("udev change %d: opened for writing %q", i, w)
 		}
 	}
+}
+
+// TestConvergeSetroLoop: a loop device attached writable and then made
+// read-only with blockdev --setro reads ro 1 as one attached read-only
+// does, but keeps its write cache: "write back" is written once and
+// holds (the helper asks the device, LOOP_GET_STATUS64).
+func TestConvergeSetroLoop(t *testing.T) {
+	b := setup(t, "blockdev")
+	d := newLoop(t, "")
+	keepAttr(t, d, "write_cache")
+	if out, err := exec.Command("blockdev", "--setro", d.Dev).CombinedOutput(); err != nil {
+		t.Fatalf("blockdev --setro %s: %v\n%s", d.Dev, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("blockdev", "--setrw", d.Dev).CombinedOutput(); err != nil {
+			t.Errorf("blockdev --setrw %s: %v\n%s", d.Dev, err, out)
+		}
+	})
+	if ro, _ := readFile(filepath.Join("/sys/block", d.Name, "ro")); strings.TrimSpace(ro) != "1" {
+		t.Fatalf("after blockdev --setro %s reads ro %q", d.Name, ro)
+	}
+	converge(t, b, d, convergeCase{"", "write_cache", "write through", "", "write through"})
+	converge(t, b, d, convergeCase{"", "write_cache", "write back", "", "write back"})
 }
 
 // converge runs one case, traced, and for a converging one a second time.

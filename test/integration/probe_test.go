@@ -42,18 +42,27 @@ func TestProbe(t *testing.T) {
 		// device stays, so resolve by name instead.
 		queue = "/sys/devices/virtual/block/" + loop
 	}
+	locked := false
 	for _, c := range o.Opens {
+		// Its writes are under the disk's lock, as every writer's.
+		if c.lockOpen() && c.Path == loop+".lock" && !c.Failed() {
+			locked = true
+		}
 		if !c.ForWriting() {
 			continue
 		}
 		p := c.Resolved()
 		switch {
+		case c.lockOpen():
 		case p == "/dev/loop-control", p == "/dev/"+loop,
 			strings.HasPrefix(filepath.Base(c.Path), "iosched-probe-"),
 			strings.HasPrefix(p, queue+"/queue/"):
 		default:
 			t.Errorf("probe opened %s for writing: %s", p, c)
 		}
+	}
+	if !locked {
+		t.Errorf("probe took no lock on %s (no open of %s.lock)", loop, loop)
 	}
 	// Autoclear detached it when the probe closed the device.
 	if b, err := os.ReadFile("/sys/block/" + loop + "/loop/backing_file"); err == nil {

@@ -1,7 +1,7 @@
 # udev end-to-end test and benchmark: the shipped rules and the helper,
 # installed with `make install DESTDIR=...` into a copy of the Debian
 # trixie root filesystem, under a real systemd-udevd in qemu (test/udev/run).
-.PHONY: udevtest udevbench udevfleet udevfleetbench
+.PHONY: udevtest udevbench udevfleet udevfleetbench udevcmdline
 # Each depends on build and man, so the `make install` test/udev/run runs
 # finds both made: `make test` runs these side by side, and two makes
 # writing bin/iosched.8 at once would race.
@@ -30,3 +30,8 @@ udevfix: build man
 
 # `make bench` runs the fleet benchmark too.
 bench: udevfleetbench
+
+# The kernel command line's choice (iosched.scheduler=, elevator=) read by
+# the rules: a boot of its own with the parameters set (not in make test).
+udevcmdline: build man
+	test/udev/run cmdline

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/iosched/iosched/helper/policy"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sysfs"
 	"github.com/iosched/iosched/helper/udevdb"
@@ -52,24 +54,37 @@ func cmdApply(e env, args []string) error {
 		}
 	}
 	// Two lines a disk: one write(2) for all, as status does, but never
-	// holding a disk's lines back past its errors on stderr.
+	// holding a disk's lines back past its errors on stderr. Output that
+	// cannot be written is a failure: it is the command's answer.
 	out := bufio.NewWriter(e.stdout)
-	defer out.Flush()
 	e.stdout = out
 	failed := 0
 	for _, disk := range disks {
 		err := e.applyRecorded(disk, named, *dryRun)
 		if errors.Is(err, udevdb.ErrUnavailable) {
-			return fmt.Errorf("apply: %w", err)
+			return errors.Join(fmt.Errorf("apply: %w", err), flush(out))
 		}
 		if err != nil {
 			failed++
-			out.Flush()
+			if ferr := flush(out); ferr != nil {
+				return ferr
+			}
 			e.reportErr(err)
 		}
 	}
+	if err := flush(out); err != nil {
+		return err
+	}
 	if failed > 0 {
 		return errReported{failed}
+	}
+	return nil
+}
+
+// flush writes out what w holds; a failure is the command's.
+func flush(w *bufio.Writer) error {
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
 	}
 	return nil
 }
@@ -82,8 +97,8 @@ func (e env) applyRecorded(disk string, named, dryRun bool) error {
 	if err != nil {
 		return err
 	}
-	list, keys := policyOf(props)
-	if list == "" && len(keys) == 0 {
+	keys, get := policy.KeysOf(props), func(k string) string { return props[k] }
+	if !policy.Asks(get, keys) {
 		if named {
 			return writeOut(e, disk+": no policy recorded by udev, nothing to do\n")
 		}
@@ -93,19 +108,7 @@ func (e env) applyRecorded(disk string, named, dryRun bool) error {
 	if !q.Has("scheduler") {
 		return writeOut(e, disk+": no I/O scheduler, nothing to do\n")
 	}
-	wanted, settings, bad := e.recordedPolicy(q, list, keys, func(k string) string { return props[k] })
-	err = e.applyAll(q, wanted, settings, dryRun)
-	return errors.Join(append(bad, err)...)
-}
-
-// policyOf splits recorded properties as an event carries them: the
-// scheduler list and the attribute properties set (policyKeys).
-func policyOf(props map[string]string) (list string, keys []string) {
-	kvs := make([]string, 0, len(props))
-	for k, v := range props {
-		kvs = append(kvs, k+"="+v)
-	}
-	return props[queueattr.Property(queueattr.Scheduler)], policyKeys(kvs)
+	return e.applyPolicy(e.disk(q), keys, get, dryRun)
 }
 
 // diskNames lists the disks under /sys/block, sorted.
@@ -127,29 +130,32 @@ func (e env) diskNames() ([]string, error) {
 // policy asks for: the same dry pass `apply` makes first, so "holds" here
 // means `apply` would write nothing. Drift lists what it would change.
 func (e env) policyHolds(st *diskStatus, q sysfs.Queue, scheduler string, props map[string]string) {
-	list, keys := policyOf(props)
-	if st.Active == "" || list == "" && len(keys) == 0 {
+	keys, get := policy.KeysOf(props), func(k string) string { return props[k] }
+	if st.Active == "" || !policy.Asks(get, keys) {
 		return // no scheduler to apply to, or nothing asked
 	}
-	wanted, settings, bad := e.recordedPolicy(q, list, keys, func(k string) string { return props[k] })
 	// status has just read queue/scheduler: a second read would cost a
 	// syscall round per disk and tell nothing new.
-	p := e.pass(readQueue{q, "scheduler", scheduler}, wanted, settings, true)
-	if p.gone {
+	d := e.disk(readQueue{q, "scheduler", scheduler})
+	p, bad := policy.FromProperties(q.Disk, keys, get)
+	p, refused := d.Check(p)
+	r := d.DryRun(p)
+	if r.Gone {
 		st.Note = "went away"
 		return
 	}
-	for _, l := range p.lines {
+	for _, l := range r.Lines {
 		if strings.Contains(l, " -> ") {
 			st.Drift = append(st.Drift, l)
 		}
 	}
+	st.changes = r.Changes
 	var notes []string
-	for _, err := range append(bad, p.errs...) {
+	for _, err := range slices.Concat(bad, refused, r.Errs) {
 		notes = append(notes, err.Error())
 	}
 	st.Note = strings.Join(notes, "; ")
-	holds := !p.changed && len(notes) == 0
+	holds := !r.Changed && len(notes) == 0
 	st.Holds = &holds
 }
 
@@ -182,6 +188,9 @@ func (e env) checkRows(rows []diskStatus) error {
 		why := strings.Join(r.Drift, ", ")
 		if r.Note != "" {
 			why = strings.Join(append(r.Drift, r.Note), "; ")
+		}
+		if len(r.Writers) > 0 {
+			why += "; another writer is configured: " + strings.Join(r.Writers, "; ")
 		}
 		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(fmt.Sprintf("%s: policy does not hold: %s", r.Disk, why)))
 		failed++

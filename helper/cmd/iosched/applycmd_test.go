@@ -43,7 +43,7 @@ func TestApply(t *testing.T) {
 		{"dry run", with("sda/IOSCHED_ATTR_wbt_lat_usec", "0", "sda/IOSCHED_TUNE_read_expire", "250"), []string{"apply", "--dry-run"},
 			result{Stdout: "nvme0n1: none already active\nsda: mq-deadline already active\nsda: wbt_lat_usec 75000 -> 0 (dry run)\nsda: iosched/read_expire 500 -> 250 (dry run)\n"}, nil},
 		{"named, partition means disk", with("sda/IOSCHED_ATTR_read_ahead_kb", "256"), []string{"apply", "sda1", "sda"},
-			result{Stdout: "sda: mq-deadline already active\nsda: read_ahead_kb 128 -> 256\nsda: wbt_lat_usec 75000 already set\n"}, []string{"read_ahead_kb"}},
+			result{Stdout: "sda: mq-deadline already active\nsda: wbt_lat_usec 75000 already set\nsda: read_ahead_kb 128 -> 256\n"}, []string{"read_ahead_kb"}},
 		{"named without policy", holds, []string{"apply", "loop0"}, result{Stdout: "loop0: no policy recorded by udev, nothing to do\n"}, nil},
 		{"opted out", with("nvme0n1/IOSCHED_SCHEDULER", ""), []string{"apply", "nvme0n1"}, result{Stdout: "nvme0n1: no policy recorded by udev, nothing to do\n"}, nil},
 		{"no scheduler file", with("zram0/IOSCHED_SCHEDULER", "none"), []string{"apply", "zram0"}, result{Stdout: "zram0: no I/O scheduler, nothing to do\n"}, nil},
@@ -84,7 +84,7 @@ func TestApplyConverges(t *testing.T) {
 		t.Fatalf("first apply: %+v, changed %v; want exit 0 and a change", got, changed)
 	}
 	got, changed := runIn(t, sys, nil, db, "apply")
-	want := result{Stdout: "sda: read_ahead_kb 512 already set\nsda: wbt_lat_usec 100000 already set\n"}
+	want := result{Stdout: "sda: wbt_lat_usec 100000 already set\nsda: read_ahead_kb 512 already set\n"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("second apply (-want +got):\n%s", diff)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/iosched/iosched/helper/rulesaudit"
+	"github.com/iosched/iosched/helper/writers"
 )
 
 // errFound ends audit with a status and no further message: what it has
@@ -31,17 +32,20 @@ func (e errFound) exit() int {
 }
 
 // cmdAudit reports rules that write a freezing queue attribute with
-// ATTR{} on change events: exit 0 when there is none, 1 when it finds
-// any (so that a distribution can run it in CI), 2 when it could not read
+// ATTR{} on change events, add-only scheduler writes beside iosched's
+// policy and, auditing the system, the other writers package writers
+// finds: exit 0 when there is none, 1 when it finds any (so that a distribution can run it in CI), 2 when it could not read
 // a rules file or directory (reported, skipped, the rest audited, as
-// udevd skips it too). --fix moves those writes into properties with
-// files in the first rules directory (/etc/udev/rules.d), --undo removes
-// the files --fix wrote.
+// udevd skips it too). --fix converts those writes into properties in
+// place, in files of the same names in the first rules directory
+// (/etc/udev/rules.d), and exits 2 as well when a named file was
+// skipped or is not one udevd reads; --undo puts back what --fix
+// changed.
 func cmdAudit(e env, args []string) error {
 	fs := newFlagSet("audit")
 	fix := fs.Bool("fix", false, "write the converted rules to the first rules directory")
 	dry := fs.Bool("dry-run", false, "with --fix: print the files it would write as a unified diff")
-	undo := fs.Bool("undo", false, "remove the files --fix wrote, unless changed since")
+	undo := fs.Bool("undo", false, "put back what --fix changed, unless changed since")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -67,13 +71,14 @@ func cmdAudit(e env, args []string) error {
 }
 
 // auditRun audits the rules of paths (the system's rules directories
-// when there are none) and, with fix, converts them.
+// when there are none) and, with fix, converts them: only files udevd
+// reads, as it resolves them, are ever fixed.
 func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 	var files, read []string
 	var skipped []error
+	system := rulesaudit.List(e.rulesDirs)
 	if len(paths) == 0 {
-		l := rulesaudit.List(e.rulesDirs)
-		files, skipped = l.Files, l.Skipped
+		files, skipped = system.Files, system.Skipped
 		for _, d := range e.rulesDirs {
 			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 				read = append(read, d)
@@ -95,26 +100,59 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 			files = append(files, p)
 		}
 	}
-	var found []rulesaudit.Finding
+	var found, addOnly []rulesaudit.Finding
 	var readable []string
+	policy := false
 	for _, f := range files {
 		fd, err := rulesaudit.File(f)
+		found = append(found, fd...) // udev 252's writes, with a line too long
 		if err != nil {
 			skipped = append(skipped, err)
 			continue
 		}
 		readable = append(readable, f)
-		found = append(found, fd...)
+		ao, _ := rulesaudit.AddOnly(f)
+		addOnly = append(addOnly, ao...)
+		policy = policy || filepath.Base(f) == rulesaudit.PolicyRules
+	}
+	if fix {
+		fixable, notRead := udevdReads(readable, system.Files, e.rulesDirs)
+		skipped = append(skipped, notRead...)
+		for _, err := range skipped {
+			fmt.Fprintf(e.stderr, "iosched: %v\n", err)
+		}
+		err := auditFix(e, out, system.Files, fixable, dry)
+		if err == nil && len(skipped) > 0 {
+			return errFound{status: exitUsage}
+		}
+		return err
 	}
 	for _, err := range skipped {
 		fmt.Fprintf(e.stderr, "iosched: %v\n", err)
 	}
-	if fix {
-		return auditFix(e, out, readable, dry)
-	}
 	for i, f := range found {
 		last := i+1 == len(found) || found[i+1].File != f.File || found[i+1].Line != f.Line || found[i+1].ViaRUN
 		fmt.Fprintln(out, f.Text(last || f.ViaRUN))
+	}
+	var others []writers.Writer
+	if len(paths) == 0 && e.root != "" {
+		ws, err := writers.Find(e.root)
+		others = ws
+		if err != nil {
+			skipped = append(skipped, err)
+			fmt.Fprintf(e.stderr, "iosched: %v\n", err)
+		}
+	}
+	for _, w := range others {
+		fmt.Fprintln(out, w)
+	}
+	conflicts := 0
+	for _, f := range addOnly {
+		t := rulesaudit.AddOnlyText(f, policy)
+		if strings.Contains(t, "\n") {
+			conflicts++
+		}
+		fmt.Fprintln(out, t)
 	}
 	where := humanList(read)
 	if where == "" {
@@ -127,27 +165,76 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 		fmt.Fprintf(out, "no rule writes a freezing queue attribute on change events (%d file(s) read from %s)\n",
 			len(readable), where)
 	}
+	if len(others) > 0 {
+		fmt.Fprintf(out, "%d write(s) of queue attributes at boot outside udev's rules, none comparing first\n", len(others))
+	}
+	if conflicts > 0 {
+		fmt.Fprintf(out, "%d add-only scheduler write(s) fight iosched's policy at every boot\n", conflicts)
+	}
 	switch {
 	case len(skipped) > 0:
 		return errFound{n: len(found), status: exitUsage}
-	case len(found) > 0:
-		return errFound{n: len(found)}
+	case len(found)+conflicts+len(others) > 0:
+		return errFound{n: len(found) + conflicts + len(others)}
 	}
 	return nil
 }
 
-// auditFix writes (or with dry, shows) the files that convert the rules.
-func auditFix(e env, out io.Writer, files []string, dry bool) error {
+// udevdReads splits files into those udevd reads (one of system, the
+// files List found in the rules directories, by absolute path) and an
+// error for each other one: audited, never fixed.
+func udevdReads(files, system, dirs []string) ([]string, []error) {
+	reads := map[string]bool{}
+	byName := map[string]string{}
+	for _, f := range system {
+		a, _ := filepath.Abs(f)
+		reads[a] = true
+		byName[filepath.Base(f)] = f
+	}
+	var fixable []string
+	var not []error
+	for _, f := range files {
+		a, err := filepath.Abs(f)
+		if err == nil && reads[a] {
+			fixable = append(fixable, a)
+			continue
+		}
+		why := "it is not in udev's rules directories (" + strings.Join(dirs, ", ") + ")"
+		if other, ok := byName[filepath.Base(f)]; ok {
+			why = "udevd reads " + other + " in its place"
+		} else if inDirs(f, dirs) {
+			why = "udevd does not read it: a file of the same name in an earlier directory masks it"
+		}
+		not = append(not, fmt.Errorf("%s: audited, not fixed: %s", f, why))
+	}
+	return fixable, not
+}
+
+// inDirs reports whether f is a file of one of dirs.
+func inDirs(f string, dirs []string) bool {
+	for _, d := range dirs {
+		if filepath.Clean(filepath.Dir(f)) == filepath.Clean(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// auditFix writes (or with dry, shows) the files that convert the rules
+// of fixable, in place; system is every file udevd reads, in its order.
+func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
 	target := e.rulesDirs[0]
-	abs := make([]string, len(files))
-	for i, f := range files {
+	abs := make([]string, len(system))
+	for i, f := range system {
 		a, err := filepath.Abs(f)
 		if err != nil {
 			return fmt.Errorf("audit --fix: %w", err)
 		}
 		abs[i] = a
 	}
-	plan, err := rulesaudit.PlanFix(abs, target)
+	// A named file udevd reads that is not among the system's (a
+	// directory given twice) is read in its own place.
+	plan, err := rulesaudit.PlanFix(rulesaudit.FixInput{Read: abs, Fix: fixable, Target: target, Sys: string(e.sys)})
 	var r rulesaudit.Refusal
 	if errors.As(err, &r) {
 		for _, line := range strings.Split(err.Error(), "\n") {
@@ -157,22 +244,20 @@ func auditFix(e env, out io.Writer, files []string, dry bool) error {
 		return errFound{status: exitUsage}
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("audit --fix: %w", err)
 	}
 	if len(plan) == 0 {
 		fmt.Fprintln(out, "nothing to fix: no rule writes a freezing queue attribute on change events")
 		return nil
 	}
+	for _, c := range plan {
+		for _, n := range c.Notes {
+			fmt.Fprintf(out, "%s\n", n)
+		}
+	}
 	if dry {
 		for _, c := range plan {
-			switch {
-			case c.Mask:
-				fmt.Fprintf(out, "%s -> /dev/null (masks %s: nothing else is left in it)\n", c.Path, c.Source)
-			case c.Base != "":
-				fmt.Fprint(out, rulesaudit.Diff(c.Source, c.Path, c.Base, c.Data))
-			default:
-				fmt.Fprint(out, rulesaudit.Diff("/dev/null", c.Path, "", c.Data))
-			}
+			fmt.Fprint(out, rulesaudit.Diff(c.Source, c.Path, string(c.Base), string(c.Data)))
 		}
 		return nil
 	}
@@ -180,20 +265,18 @@ func auditFix(e env, out io.Writer, files []string, dry bool) error {
 		return fmt.Errorf("audit --fix: %w", err)
 	}
 	for _, c := range plan {
-		if c.Mask {
-			fmt.Fprintf(out, "masked %s: %s -> /dev/null\n", c.Source, c.Path)
-		} else if c.InPlace {
-			fmt.Fprintf(out, "rewrote %s without its queue writes\n", c.Path)
+		if c.Path == c.Source {
+			fmt.Fprintf(out, "converted %s in place\n", c.Path)
 		} else {
-			fmt.Fprintf(out, "wrote %s (from %s)\n", c.Path, c.Source)
+			fmt.Fprintf(out, "wrote %s: %s converted, in its place\n", c.Path, c.Source)
 		}
 	}
-	fmt.Fprintf(out, "recorded in %s; `iosched audit --undo` removes them\n", filepath.Join(target, rulesaudit.ManifestName))
+	fmt.Fprintf(out, "recorded in %s; `iosched audit --undo` puts back what was there\n", filepath.Join(target, rulesaudit.ManifestName))
 	fmt.Fprintln(out, "apply with: udevadm control --reload")
 	return nil
 }
 
-// auditUndo removes what --fix wrote.
+// auditUndo puts back what --fix changed.
 func auditUndo(e env, out io.Writer) error {
 	res, err := rulesaudit.Undo(e.rulesDirs[0])
 	for _, p := range res.Removed {
@@ -206,7 +289,7 @@ func auditUndo(e env, out io.Writer) error {
 		fmt.Fprintf(out, "%s: already gone\n", p)
 	}
 	for _, k := range res.Kept {
-		fmt.Fprintf(e.stderr, "iosched: %v\n", k)
+		fmt.Fprintf(e.stderr, "iosched: %s\n", k)
 	}
 	if err != nil {
 		return err

@@ -90,6 +90,9 @@ func TestAuditExit(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	conflict := t.TempDir()
+	copyFile(t, testdata(t, "fedora-style.rules"), filepath.Join(conflict, "60-block-scheduler.rules"))
+	copyFile(t, "../../../rules.d/60-iosched.rules", filepath.Join(conflict, "60-iosched.rules"))
 	badGuard := filepath.Join(lib, "60-bad-guard.rules")
 	found := badGuard + `:3: ATTR{queue/scheduler}="bfq" on change events: freezes the queue on every write on 6.12 and later`
 	tests := []struct {
@@ -98,7 +101,8 @@ func TestAuditExit(t *testing.T) {
 		args []string
 		want auditResult
 	}{
-		{"clean files", nil, []string{testdata(t, "guarded.rules"), testdata(t, "rhel-style.rules")}, auditResult{Code: 0, Stdout: []string{
+		{"clean files, an add-only write reported", nil, []string{testdata(t, "guarded.rules"), testdata(t, "rhel-style.rules")}, auditResult{Code: 0, Stdout: []string{
+			testdata(t, "rhel-style.rules") + `:8: ATTR{queue/scheduler}="$env{elevator}" on add events only: at least twice a boot (the initramfs and coldplug), not on change`,
 			"no rule writes a freezing queue attribute on change events (2 file(s) read from " +
 				testdata(t, "guarded.rules") + " and " + testdata(t, "rhel-style.rules") + ")"}}},
 		{"found", nil, []string{badGuard}, auditResult{Code: 1, Stdout: []string{found,
@@ -108,7 +112,7 @@ func TestAuditExit(t *testing.T) {
 			Stderr: []string{"iosched: audit: stat " + missing + ": no such file or directory"}}},
 		{"system directories: a line too long skips its file", []string{etc, filepath.Join(etc, "none"), lib}, nil, auditResult{Code: 2,
 			Stdout: []string{found, "1 write(s) of freezing queue attributes on change events in 2 file(s) read from " + etc + " and " + lib},
-			Stderr: []string{"iosched: audit " + long + ": line 1: line too long (16430 bytes, udevd's limit is 16383): udevd skips the whole file"}}},
+			Stderr: []string{"iosched: audit " + long + ": line 1: line too long (16430 bytes, udevd's limit is 16383): udevd 257 and later skip the whole file"}}},
 		{"directory named .rules", nil, []string{clean}, auditResult{Code: 2,
 			Stdout: []string{"no rule writes a freezing queue attribute on change events (1 file(s) read from " + clean + ")"},
 			Stderr: []string{"iosched: " + filepath.Join(clean, "61-dir.rules") + ": not a regular file (udevd skips it)"}}},
@@ -117,6 +121,10 @@ func TestAuditExit(t *testing.T) {
 			Stderr: []string{"iosched: audit " + fifo + ": not a regular file"}}},
 		{"no directory", []string{filepath.Join(etc, "none")}, nil, auditResult{Code: 0,
 			Stdout: []string{"no rule writes a freezing queue attribute on change events (0 file(s) read from nowhere: no rules directory exists)"}}},
+		{"add-only scheduler write against iosched's policy", []string{conflict}, nil, auditResult{Code: 1, Stdout: []string{
+			filepath.Join(conflict, "60-block-scheduler.rules") + `:2: ATTR{queue/scheduler}="bfq" on add events only: at least twice a boot (the initramfs and coldplug), not on change`,
+			"no rule writes a freezing queue attribute on change events (2 file(s) read from " + conflict + ")",
+			"1 add-only scheduler write(s) fight iosched's policy at every boot"}}},
 		{"--dry-run alone", nil, []string{"--dry-run"}, auditResult{Code: 2, Stderr: []string{"iosched: audit --dry-run goes with --fix"}}},
 		{"--undo with a path", []string{etc}, []string{"--undo", lib}, auditResult{Code: 2, Stderr: []string{"iosched: audit --undo takes no other flag or argument"}}},
 	}
@@ -166,11 +174,11 @@ func TestAuditFixUndo(t *testing.T) {
 	copyFile(t, testdata(t, "cachyos-style.rules"), filepath.Join(lib, "60-ioschedulers.rules"))
 	copyFile(t, testdata(t, "suse-style.rules"), filepath.Join(lib, "60-io-scheduler.rules"))
 	copyFile(t, testdata(t, "mixed.rules"), filepath.Join(lib, "50-mixed.rules"))
-	copyFile(t, testdata(t, "fedora-style.rules"), filepath.Join(lib, "60-block-scheduler.rules"))
-	// A file of the target directory itself is rewritten in place.
+	// A file of the target directory itself is converted in place.
 	tuning := filepath.Join(etc, "70-tuning.rules")
 	copyFile(t, testdata(t, "tuning.rules"), tuning)
 	dirs := []string{etc, lib}
+	before := tree(t, etc)
 
 	// --dry-run writes nothing and shows each file as a diff.
 	got, out := runAudit(t, dirs, nil, "--fix", "--dry-run")
@@ -178,12 +186,9 @@ func TestAuditFixUndo(t *testing.T) {
 		t.Fatalf("audit --fix --dry-run = %+v, wrote %v", got, tree(t, etc))
 	}
 	for _, want := range []string{
-		"--- /dev/null\n+++ " + filepath.Join(etc, "61-iosched-migrated-60-ioschedulers.rules") + "\n",
 		"--- " + filepath.Join(lib, "50-mixed.rules") + "\n+++ " + filepath.Join(etc, "50-mixed.rules") + "\n",
 		"-ACTION==\"add|change\", KERNEL==\"sd*\", ENV{ID_FAST}=\"1\", ATTR{queue/scheduler}=\"mq-deadline\", ATTR{queue/read_ahead_kb}=\"1024\"\n" +
-			"+# line 3: queue writes moved to 61-iosched-migrated-50-mixed.rules\n" +
-			"+ACTION==\"add|change\", KERNEL==\"sd*\", ENV{ID_FAST}=\"1\"\n",
-		filepath.Join(etc, "60-io-scheduler.rules") + " -> /dev/null (masks " + filepath.Join(lib, "60-io-scheduler.rules") + ": nothing else is left in it)\n",
+			"+ACTION==\"add|change\", KERNEL==\"sd*\", ENV{ID_FAST}=\"1\", ENV{IOSCHED_SCHEDULER}=\"mq-deadline\", ENV{IOSCHED_SCHEDULER_SET}=\"1\", ENV{IOSCHED_ATTR_read_ahead_kb}=\"1024\"\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("audit --fix --dry-run: no %q in:\n%s", want, out)
@@ -200,51 +205,26 @@ func TestAuditFixUndo(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	wantNames := []string{".iosched-fix.json", "50-mixed.rules", "60-io-scheduler.rules", "60-ioschedulers.rules",
-		"61-iosched-migrated-50-mixed.rules", "61-iosched-migrated-60-io-scheduler.rules", "61-iosched-migrated-60-ioschedulers.rules",
-		"61-iosched-migrated-70-tuning.rules", "70-tuning.rules"}
+	wantNames := []string{".iosched-fix.json", "50-mixed.rules", "60-io-scheduler.rules", "60-ioschedulers.rules", "70-tuning.rules"}
 	if diff := cmp.Diff(wantNames, names); diff != "" {
 		t.Fatalf("files written (-want +got):\n%s", diff)
 	}
-	src := filepath.Join(lib, "60-ioschedulers.rules")
-	wantMigrated := "# Written by `iosched audit --fix` from " + src + ": its queue writes as the\n" +
-		"# properties 60-iosched.rules and 99-iosched-run.rules act on (iosched writes\n" +
-		"# only what would change), with the GOTO and LABEL lines they depend on.\n" +
-		"# `iosched audit --undo` removes this file.\n" +
-		"# " + src + ":2\n" +
-		`ACTION=="add|change", KERNEL=="sd[a-z]*", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq"` + "\n" +
-		"# " + src + ":3\n" +
-		`ACTION=="add|change", KERNEL=="sd[a-z]*|mmcblk[0-9]*", ATTR{queue/rotational}=="0", ENV{IOSCHED_SCHEDULER}="mq-deadline"` + "\n" +
-		"# " + src + ":4\n" +
-		`ACTION=="add|change", KERNEL=="nvme[0-9]*", ATTR{queue/rotational}=="0", ENV{IOSCHED_SCHEDULER}="none"` + "\n" +
-		"# " + src + ":5\n" +
+	head := "# Converted in place by `iosched audit --fix`: its ATTR{queue/...} writes are\n" +
+		"# now the properties iosched applies, writing only what would change.\n" +
+		"# `iosched audit --undo` puts the original back.\n"
+	wantConverted := head +
+		"# In the style of CachyOS-Settings' ioschedulers and latency rules.\n" +
+		`ACTION=="add|change", KERNEL=="sd[a-z]*", ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq", ENV{IOSCHED_SCHEDULER_SET}="1"` + "\n" +
+		`ACTION=="add|change", KERNEL=="sd[a-z]*|mmcblk[0-9]*", ATTR{queue/rotational}=="0", ENV{IOSCHED_SCHEDULER}="mq-deadline", ENV{IOSCHED_SCHEDULER_SET}="1"` + "\n" +
+		`ACTION=="add|change", KERNEL=="nvme[0-9]*", ATTR{queue/rotational}=="0", ENV{IOSCHED_SCHEDULER}="none", ENV{IOSCHED_SCHEDULER_SET}="1"` + "\n" +
 		`ACTION=="add|change", KERNEL=="sd[a-z]*|nvme[0-9]*", ENV{IOSCHED_ATTR_wbt_lat_usec}="2000", ENV{IOSCHED_ATTR_nr_requests}="256"` + "\n"
-	if diff := cmp.Diff(wantMigrated, files["61-iosched-migrated-60-ioschedulers.rules"]); diff != "" {
-		t.Errorf("migrated file (-want +got):\n%s", diff)
+	if diff := cmp.Diff(wantConverted, files["60-ioschedulers.rules"]); diff != "" {
+		t.Errorf("converted file (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff("-> /dev/null", files["60-ioschedulers.rules"]); diff != "" {
-		t.Errorf("mask (-want +got):\n%s", diff)
-	}
-	wantTuning := "# Written by `iosched audit --fix`: the freezing queue writes of this file\n" +
-		"# moved to " + filepath.Join(etc, "61-iosched-migrated-70-tuning.rules") + " as properties.\n" +
-		"# `iosched audit --undo` takes this back.\n" +
-		"# Hand-written tuning, kept in /etc/udev/rules.d.\n" +
-		"# line 2: queue writes moved to 61-iosched-migrated-70-tuning.rules\n"
+	wantTuning := head + "# Hand-written tuning, kept in /etc/udev/rules.d.\n" +
+		`ACTION=="add|change", SUBSYSTEM=="block", KERNEL=="sd*", ENV{IOSCHED_ATTR_read_ahead_kb}="2048", ENV{IOSCHED_ATTR_nr_requests}="128"` + "\n"
 	if diff := cmp.Diff(wantTuning, files["70-tuning.rules"]); diff != "" {
-		t.Errorf("rewritten in place (-want +got):\n%s", diff)
-	}
-
-	// udev's order: every migrated file between the two iosched files.
-	order := append([]string{rulesaudit.PolicyRules, rulesaudit.RunRules}, names...)
-	sort.Strings(order)
-	pos := map[string]int{}
-	for i, n := range order {
-		pos[n] = i
-	}
-	for _, n := range names {
-		if strings.HasPrefix(n, rulesaudit.MigratedPrefix) && !(pos[rulesaudit.PolicyRules] < pos[n] && pos[n] < pos[rulesaudit.RunRules]) {
-			t.Errorf("%s does not sort between %s and %s", n, rulesaudit.PolicyRules, rulesaudit.RunRules)
-		}
+		t.Errorf("converted in place (-want +got):\n%s", diff)
 	}
 
 	// The system's rules now have no freezing write; a second --fix has nothing to do.
@@ -255,22 +235,19 @@ func TestAuditFixUndo(t *testing.T) {
 		t.Errorf("second audit --fix = %+v", got)
 	}
 
-	// --undo leaves a file changed since, and removes the rest.
-	changed := filepath.Join(etc, "61-iosched-migrated-50-mixed.rules")
+	// --undo keeps a file changed since, and puts the rest back.
+	changed := filepath.Join(etc, "50-mixed.rules")
 	if err := os.WriteFile(changed, []byte("# mine now\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = runAudit(t, dirs, nil, "--undo")
 	want := auditResult{Code: 1, Stdout: []string{
-		"removed " + filepath.Join(etc, "50-mixed.rules"),
 		"removed " + filepath.Join(etc, "60-io-scheduler.rules"),
 		"removed " + filepath.Join(etc, "60-ioschedulers.rules"),
-		"removed " + filepath.Join(etc, "61-iosched-migrated-60-io-scheduler.rules"),
-		"removed " + filepath.Join(etc, "61-iosched-migrated-60-ioschedulers.rules"),
-		"removed " + filepath.Join(etc, "61-iosched-migrated-70-tuning.rules"),
 		"restored " + tuning,
 		"apply with: udevadm control --reload",
-	}, Stderr: []string{"iosched: " + changed + ": changed since `iosched audit --fix` wrote it: left in place"}}
+	}, Stderr: []string{"iosched: kept " + changed + ": changed since `iosched audit --fix` wrote it; its original stays recorded in " +
+		filepath.Join(etc, rulesaudit.ManifestName)}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit --undo (-want +got):\n%s", diff)
 	}
@@ -282,11 +259,7 @@ func TestAuditFixUndo(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("second audit --undo (-want +got):\n%s", diff)
 	}
-	original, err := os.ReadFile(testdata(t, "tuning.rules"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(map[string]string{"70-tuning.rules": string(original)}, tree(t, etc)); diff != "" {
+	if diff := cmp.Diff(before, tree(t, etc)); diff != "" {
 		t.Errorf("after --undo (-want +got):\n%s", diff)
 	}
 	if got, _ := runAudit(t, dirs, nil); got.Code != 1 {
@@ -297,6 +270,21 @@ func TestAuditFixUndo(t *testing.T) {
 	}
 }
 
+// TestAuditFixAfterRun: a file sorting after the run rule starts iosched
+// in its converted rules, since the run rule decided before them.
+func TestAuditFixAfterRun(t *testing.T) {
+	etc, lib := t.TempDir(), t.TempDir()
+	copyFile(t, testdata(t, "bad-guard.rules"), filepath.Join(lib, "99-zz.rules"))
+	if got, _ := runAudit(t, []string{etc, lib}, nil, "--fix"); got.Code != 0 {
+		t.Fatalf("audit --fix = %+v", got)
+	}
+	got := tree(t, etc)["99-zz.rules"]
+	want := `ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq", ENV{IOSCHED_SCHEDULER_SET}="1", RUN+="iosched-udev"` + "\n"
+	if !strings.Contains(got, want) || strings.Contains(got, `ATTR{queue/scheduler}!="bfq"`) {
+		t.Errorf("converted 99-zz.rules:\n%s\nwant %q in it, its never-stopping guard gone", got, want)
+	}
+}
+
 func TestAuditFixRefuses(t *testing.T) {
 	tests := []struct {
 		file string
@@ -304,7 +292,7 @@ func TestAuditFixRefuses(t *testing.T) {
 	}{
 		{"refuse-run.rules", ":2: not converted: a RUN program writes queue/scheduler: only an ATTR{} write can be converted"},
 		{"refuse-unknown.rules", ":2: not converted: iosched does not know queue/not_an_attribute, so no property can carry it"},
-		{"refuse-reads.rules", `:4: not converted: ATTR{queue/scheduler}=="*[[]bfq[]]*" reads queue/scheduler, which line 3 writes: once converted, iosched writes it only after all rules ran`},
+		{"refuse-reads.rules", `:3: not converted: SRC:4: ATTR{queue/scheduler}=="*[[]bfq[]]*" reads queue/scheduler, which this rule writes: converted, iosched would write it only after all rules ran`},
 		{"refuse-state.rules", ":2: not converted: a condition on the current queue/rotational other than a compare-first guard: the rule depends on the value it changes"},
 		{"refuse-value.rules", `:2: not converted: iosched would reject ATTR{queue/wbt_lat_usec}="fast": `},
 		{"refuse-program.rules", `:2: not converted: PROGRAM="/bin/cat /sys/block/%k/queue/scheduler" reads queue/scheduler, which the same rule writes`},
@@ -314,8 +302,9 @@ func TestAuditFixRefuses(t *testing.T) {
 		etc, lib := t.TempDir(), t.TempDir()
 		src := filepath.Join(lib, "60-x.rules")
 		copyFile(t, testdata(t, tt.file), src)
-		copyFile(t, testdata(t, "cachyos-style.rules"), filepath.Join(lib, "60-ioschedulers.rules"))
+		copyFile(t, testdata(t, "tuning.rules"), filepath.Join(lib, "50-tuning.rules"))
 		got, _ := runAudit(t, []string{etc, lib}, nil, "--fix")
+		tt.want = strings.ReplaceAll(tt.want, "SRC", src)
 		if got.Code != 2 || len(got.Stderr) != 2 || !strings.HasPrefix(got.Stderr[0], "iosched: "+src+tt.want) ||
 			got.Stderr[1] != "iosched: audit --fix: nothing written" {
 			t.Errorf("audit --fix of %s = %+v, want exit 2 and %q", tt.file, got, src+tt.want)
@@ -324,16 +313,60 @@ func TestAuditFixRefuses(t *testing.T) {
 			t.Errorf("audit --fix of %s wrote %v", tt.file, files)
 		}
 	}
-	// A file that /etc overrides: udevd does not read it.
+	// A file that /etc overrides, and one outside udev's directories:
+	// audited, never fixed, and --fix exits 2; so does a missing path.
 	etc, lib := t.TempDir(), t.TempDir()
 	copyFile(t, testdata(t, "cachyos-style.rules"), filepath.Join(lib, "60-ioschedulers.rules"))
 	copyFile(t, testdata(t, "guarded.rules"), filepath.Join(etc, "60-ioschedulers.rules"))
-	got, _ := runAudit(t, []string{etc, lib}, nil, "--fix", filepath.Join(lib, "60-ioschedulers.rules"))
-	want := auditResult{Code: 2, Stderr: []string{
-		"iosched: " + filepath.Join(lib, "60-ioschedulers.rules") + ": not converted: " + filepath.Join(etc, "60-ioschedulers.rules") + " overrides it already, so udevd does not read it",
-		"iosched: audit --fix: nothing written",
-	}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("audit --fix of files it leaves alone (-want +got):\n%s", diff)
+	elsewhere := filepath.Join(t.TempDir(), "60-persistent-storage.rules")
+	copyFile(t, testdata(t, "cachyos-style.rules"), elsewhere)
+	missing := filepath.Join(lib, "missing.rules")
+	for _, dry := range [][]string{nil, {"--dry-run"}} {
+		args := append(append([]string{"--fix"}, dry...), filepath.Join(lib, "60-ioschedulers.rules"), elsewhere, missing)
+		got, _ := runAudit(t, []string{etc, lib}, nil, args...)
+		want := auditResult{Code: 2, Stdout: []string{"nothing to fix: no rule writes a freezing queue attribute on change events"}, Stderr: []string{
+			"iosched: audit: stat " + missing + ": no such file or directory",
+			"iosched: " + filepath.Join(lib, "60-ioschedulers.rules") + ": audited, not fixed: udevd reads " + filepath.Join(etc, "60-ioschedulers.rules") + " in its place",
+			"iosched: " + elsewhere + ": audited, not fixed: it is not in udev's rules directories (" + etc + ", " + lib + ")",
+		}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("audit %v (-want +got):\n%s", args, diff)
+		}
+		if files := tree(t, etc); len(files) != 1 {
+			t.Errorf("audit %v wrote %v", args, files)
+		}
+	}
+	// An add-only write after a converted one would now come first.
+	etc, lib = t.TempDir(), t.TempDir()
+	copyFile(t, testdata(t, "cachyos-style.rules"), filepath.Join(lib, "60-ioschedulers.rules"))
+	copyFile(t, testdata(t, "fedora-style.rules"), filepath.Join(lib, "61-block-scheduler.rules"))
+	got, _ := runAudit(t, []string{etc, lib}, nil, "--fix")
+	if got.Code != 2 || len(got.Stderr) < 2 || !strings.Contains(got.Stderr[0], filepath.Join(lib, "61-block-scheduler.rules")+":2 writes queue/scheduler after it and is not converted") {
+		t.Errorf("audit --fix before an add-only write = %+v", got)
+	}
+	if files := tree(t, etc); len(files) != 0 {
+		t.Errorf("audit --fix before an add-only write wrote %v", files)
+	}
+}
+
+// TestAuditOtherWriters: auditing the system also lists the writers
+// outside udev's rules, and counts them as findings.
+func TestAuditOtherWriters(t *testing.T) {
+	root := t.TempDir()
+	etc := filepath.Join(root, "etc", "udev", "rules.d")
+	if err := os.MkdirAll(filepath.Join(root, "etc", "tmpfiles.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc", "tmpfiles.d", "s.conf"), []byte("w /sys/block/sda/queue/scheduler - - - - bfq\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run(env{stdout: &out, stderr: &errb, rulesDirs: []string{etc}, root: root}, []string{"audit"})
+	want := "/etc/tmpfiles.d/s.conf:1: systemd-tmpfiles writes queue/scheduler=\"bfq\" on sda at boot, without comparing first\n" +
+		"    remove the line and set ENV{IOSCHED_SCHEDULER}=\"bfq\" in a udev rule for the disk: iosched writes only what would change\n" +
+		"no rule writes a freezing queue attribute on change events (0 file(s) read from nowhere: no rules directory exists)\n" +
+		"1 write(s) of queue attributes at boot outside udev's rules, none comparing first\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" || code != 1 {
+		t.Errorf("audit exit %d, stderr %q, stdout (-want +got):\n%s", code, errb.String(), diff)
 	}
 }

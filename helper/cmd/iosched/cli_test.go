@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -156,9 +157,11 @@ func TestOutputFailure(t *testing.T) {
 		{"version"},
 		{"help", "set"},
 		{"set", "--help"},
+		{"apply"},
+		{"apply", "--dry-run", "sda"},
 	} {
 		sys := fixture.New(t, fixture.Standard()...)
-		e := testEnv(t, sys, nil, nil)
+		e := testEnv(t, sys, nil, map[string]string{"sda/IOSCHED_SCHEDULER": "mq-deadline"})
 		var errb strings.Builder
 		e.stdout, e.stderr = failWriter{}, &errb
 		if code := run(e, args); code != exitFailure || !strings.Contains(errb.String(), "no space left on device") {
@@ -188,7 +191,7 @@ func TestUdevKeepsGoing(t *testing.T) {
 	before := snapshot(t, sys)
 	got, _ := runAll(t, sys, ev, nil, "udev")
 	want := result{Code: 1,
-		Stdout: "sda: mq-deadline already active\nsda: read_ahead_kb 128 -> 256\nsda: rotational 1 already set\nsda: iosched/read_expire 500 -> 250\n",
+		Stdout: "sda: mq-deadline already active\nsda: rotational 1 already set\nsda: read_ahead_kb 128 -> 256\nsda: iosched/read_expire 500 -> 250\n",
 		Stderr: `iosched: sda: IOSCHED_ATTR_dev="8:0": unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)
 iosched: sda: IOSCHED_ATTR_nr_requests: nr_requests="lots": bad value: the kernel refuses it (blk-sysfs.c:queue_var_store: kstrtoul, a decimal number up to 4294967295)
 iosched: sda: IOSCHED_ATTR_wbt_lat_usec: wbt_lat_usec="` + strings.Repeat("7", 64) + `..." (200 bytes): bad value: the kernel refuses it (blk-sysfs.c:queue_wb_lat_store: kstrtos64, microseconds, 0 to disable or -1 for the default)
@@ -203,5 +206,70 @@ iosched: sda: IOSCHED_TUNE_read_lat_nsec="1000": read_lat_nsec is not a tunable 
 	q := string(sys) + "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/queue/"
 	if diff := cmp.Diff([]string{q + "iosched/read_expire", q + "read_ahead_kb"}, changed); diff != "" {
 		t.Errorf("files changed (-want +got):\n%s", diff)
+	}
+}
+
+// TestSynopsisInStep: the commands table is the one source of the
+// synopsis; the package comment, the man page's SYNOPSIS and COMMANDS
+// and the bash completion's command lists must say the same.
+func TestSynopsisInStep(t *testing.T) {
+	var want []string
+	for _, c := range commands {
+		want = append(want, "iosched "+c.synopsis)
+	}
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	// main.go's "Usage:" block: one "//\tiosched ..." line a command.
+	var doc []string
+	for _, l := range strings.Split(read("main.go"), "\n") {
+		if s, ok := strings.CutPrefix(l, "//\tiosched "); ok {
+			doc = append(doc, "iosched "+s)
+		}
+	}
+	if diff := cmp.Diff(want, doc); diff != "" {
+		t.Errorf("main.go's usage comment (-commands +comment):\n%s", diff)
+	}
+	// The man page, markup dropped.
+	plain := strings.NewReplacer("**", "", "*", "", `\_`, "_").Replace
+	man := read("../../../man/iosched.8.md")
+	section := func(name string) []string {
+		_, rest, ok := strings.Cut(man, "\n# "+name+"\n")
+		if !ok {
+			t.Fatalf("man page: no %s section", name)
+		}
+		rest, _, _ = strings.Cut(rest, "\n# ")
+		return strings.Split(rest, "\n")
+	}
+	var synopsis, heads []string
+	for _, l := range section("SYNOPSIS") {
+		if strings.HasPrefix(l, "**iosched ") {
+			synopsis = append(synopsis, plain(l))
+		}
+	}
+	if diff := cmp.Diff(want, synopsis); diff != "" {
+		t.Errorf("man page SYNOPSIS (-commands +man):\n%s", diff)
+	}
+	for _, l := range section("COMMANDS") {
+		if strings.HasPrefix(l, "**") {
+			l, _, _ = strings.Cut(l, ", **--") // "**version**, **--version**"
+			heads = append(heads, "iosched "+plain(l))
+		}
+	}
+	if diff := cmp.Diff(want, heads); diff != "" {
+		t.Errorf("man page COMMANDS (-commands +man):\n%s", diff)
+	}
+	// The completion offers every command, in the table's order.
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	comp := read("../../../completion/iosched.bash")
+	if n := strings.Count(comp, `"`+strings.Join(names, " ")); n != 2 {
+		t.Errorf("completion/iosched.bash lists %q %d times, want 2 (first word, help's argument)", strings.Join(names, " "), n)
 	}
 }

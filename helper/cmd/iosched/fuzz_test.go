@@ -20,6 +20,7 @@ func FuzzUdev(f *testing.F) {
 	f.Add("add", sda+"/sda1", "partition", "kyber", "ATTR_rotational", "0")
 	f.Add("change", "/devices/virtual/block/zram0", "disk", "none", "", "")
 	f.Add("change", "/devices/../block/loop0", "disk", "kyber;rm", "ATTR_../../dev", "1")
+	f.Add("change", "/devices/virtual/block/loop0", "disk", "bfq", "CMDLINE", "sda:kyber/loop0:none,keep")
 	// What the udev entry point may ever change: a file in a whole
 	// disk's queue/ directory.
 	var queues []string

@@ -16,12 +16,14 @@
 //
 // DEVICE is a kernel name (sda, nvme0n1, loop3), a /dev path or a /sys
 // path; a partition means its whole disk. The list is ordered: the first
-// scheduler the disk can use wins. ATTR is a queue attribute such as
+// scheduler the disk can use wins, and a final "keep" leaves the
+// scheduler as it is when none can. ATTR is a queue attribute such as
 // wbt_lat_usec or read_ahead_kb, or iosched/NAME for a tunable of the
 // scheduler; each is written only if the kernel would change it, after
-// the scheduler. "udev" is the entry point for a udev RUN+= rule: it reads
-// ACTION, DEVPATH, DEVTYPE, IOSCHED_SCHEDULER, IOSCHED_ATTR_<attr> and
-// IOSCHED_TUNE_<tunable> from the environment. Installed as iosched-udev,
+// the scheduler, and all are checked against the queue before anything
+// is written (package policy). "udev" is the entry point for a udev RUN+= rule: it reads
+// ACTION, DEVPATH, DEVTYPE, IOSCHED_SCHEDULER, IOSCHED_CMDLINE,
+// IOSCHED_ATTR_<attr> and IOSCHED_TUNE_<tunable> from the environment. Installed as iosched-udev,
 // the program runs "udev".
 //
 // "apply" does what "udev" does, for every disk or the DEVICEs named,
@@ -56,6 +58,7 @@ import (
 
 	"github.com/iosched/iosched/helper/disklock"
 	"github.com/iosched/iosched/helper/kmod"
+	"github.com/iosched/iosched/helper/policy"
 	"github.com/iosched/iosched/helper/rulesaudit"
 	"github.com/iosched/iosched/helper/sysfs"
 	"github.com/iosched/iosched/helper/udevdb"
@@ -79,11 +82,13 @@ type env struct {
 	getenv         func(string) string
 	environ        func() []string
 	sys            sysfs.FS
+	dev            string       // the device directory, "/dev"; "" in tests on fixtures
 	locks          disklock.Dir // where the per-disk writer locks live
 	modules        func() kmod.Index
 	udev           udevdb.Lookup
 	devNum         func(string) (uint32, uint32, error) // nil: stat(2)
 	rulesDirs      []string                             // udev rules directories, by precedence
+	root           string                               // filesystem root audit reads other writers under; "": none
 	geteuid        func() int
 }
 
@@ -94,10 +99,12 @@ func main() {
 		getenv:    os.Getenv,
 		environ:   os.Environ,
 		sys:       sysfs.Default,
+		dev:       "/dev",
 		locks:     disklock.Default,
 		modules:   runningKernelModules,
 		udev:      udevdb.Policy,
 		rulesDirs: rulesaudit.Dirs,
+		root:      "/",
 		geteuid:   os.Geteuid,
 	}
 	args := os.Args[1:]
@@ -340,20 +347,8 @@ func (e env) reportErr(err error) {
 	}
 }
 
-// maxShown is how much of a quoted value an error message shows: a
-// hostile value (a udev property, an argument) must not flood the log.
-const maxShown = 64
-
-// clip cuts a raw string (a property name) as clipQuoted cuts quoted ones.
-func clip(s string) string {
-	if len(s) <= maxShown {
-		return s
-	}
-	return fmt.Sprintf("%q... (%d bytes)", s[:maxShown], len(s))
-}
-
 // clipQuoted cuts every Go-quoted string in msg whose value is longer
-// than maxShown bytes to its first maxShown bytes, "..." and its length.
+// than policy.MaxShown bytes to its first policy.MaxShown bytes, "..." and its length.
 // A hand-written scan, not a regexp: compiling one at start-up would
 // cost every udev event.
 func clipQuoted(msg string) string {
@@ -387,9 +382,9 @@ func clipOne(q string) string {
 	if err != nil {
 		raw = q[1 : len(q)-1]
 	}
-	if len(raw) <= maxShown {
+	if len(raw) <= policy.MaxShown {
 		return q
 	}
-	cut := strconv.Quote(raw[:maxShown])
+	cut := strconv.Quote(raw[:policy.MaxShown])
 	return fmt.Sprintf("%s...\" (%d bytes)", cut[:len(cut)-1], len(raw))
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/iosched/iosched/helper/internal/fixture"
 	"github.com/iosched/iosched/helper/kmod"
 	"github.com/iosched/iosched/helper/sysfs"
+	"github.com/iosched/iosched/helper/writers"
 )
 
 type result struct {
@@ -170,7 +172,7 @@ func TestSet(t *testing.T) {
 		{[]string{"set", "sda", "write_cache=write back", "max_sectors_kb=1280", "nr_requests=64"}, result{Stdout: "sda: write_cache write back already set\nsda: max_sectors_kb 1280 already set\nsda: nr_requests 64 already set\n"}},
 		{[]string{"set", "--dry-run", "sda", "bfq", "wbt_lat_usec=0", "rotational=1"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: wbt_lat_usec ? -> 0 after the switch (dry run)\nsda: rotational 1 already set\n"}},
 		{[]string{"set", "sda", "nosuch", "iosched/read_expire=250"}, result{Code: 1, Stderr: "iosched: sda: none of nosuch can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available"}},
-		{[]string{"set", "sda", "nomerges=1"}, result{Code: 1, Stderr: "iosched: sda: SYS/block/sda/queue/nomerges: no such attribute on this queue"}},
+		{[]string{"set", "sda", "nomerges=1"}, result{Code: 2, Stderr: "iosched: sda: SYS/block/sda/queue/nomerges: no such attribute on this queue"}},
 		{[]string{"set", "sda", "dev=8:0"}, result{Code: 2, Stderr: `iosched: sda: unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
 		{[]string{"set", "sda", "iosched/../../dev=1"}, result{Code: 2, Stderr: `iosched: sda: unknown queue attribute "iosched/../../dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)`}},
 		// A switch resets nr_requests: the dry run does not compare it with today's 64.
@@ -207,6 +209,14 @@ func TestUdev(t *testing.T) {
 		m[k] = v
 		return m
 	}
+	withAll := func(kv map[string]string) map[string]string {
+		m := with("", "")
+		delete(m, "")
+		for k, v := range kv {
+			m[k] = v
+		}
+		return m
+	}
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -221,6 +231,14 @@ func TestUdev(t *testing.T) {
 		{"empty policy", with("IOSCHED_SCHEDULER", ""), result{}},
 		{"no scheduler file", with("DEVPATH", "/devices/virtual/block/zram0"), result{Stdout: "zram0: no I/O scheduler, nothing to do\n"}},
 		{"gone", with("DEVPATH", "/devices/virtual/block/loop9"), result{Stdout: "/devices/virtual/block/loop9: went away, nothing done\n"}},
+		{"command line entry for the disk", with("IOSCHED_CMDLINE", "sda:bfq/loop0:none,keep"), result{Stdout: "loop0: none already active\n"}},
+		{"command line entry for every disk", with("IOSCHED_CMDLINE", "sda:bfq/nosuch,keep"), result{Stdout: "loop0: none kept (unavailable: nosuch)\n"}},
+		{"command line without an entry", withAll(map[string]string{"IOSCHED_CMDLINE": "sda:bfq", "IOSCHED_SCHEDULER": "nosuch,none"}),
+			result{Stdout: "loop0: none already active (unavailable: nosuch)\n"}},
+		{"command line only", withAll(map[string]string{"IOSCHED_CMDLINE": "loop0:none", "IOSCHED_SCHEDULER": ""}), result{Stdout: "loop0: none already active\n"}},
+		{"malformed command line", with("IOSCHED_CMDLINE", "loop0:"), result{Code: 1, Stdout: "loop0: none already active\n",
+			Stderr: `iosched: loop0: IOSCHED_CMDLINE="loop0:": want ENTRY[/ENTRY...], an entry DISK:LIST or LIST`}},
+		{"not a disk", with("DEVPATH", "/devices/virtual/net/lo"), result{Code: 1, Stderr: `iosched: udev: DEVPATH not a block device "/devices/virtual/net/lo": lo is not a disk in SYS/block`}},
 		{"bad policy", with("IOSCHED_SCHEDULER", "kyber;rm"), result{Code: 1, Stderr: `iosched: loop0: IOSCHED_SCHEDULER="kyber;rm": scheduler list "kyber;rm": bad scheduler name "kyber;rm": byte ';' not in [a-z0-9_-]`}},
 		{"bad devpath", with("DEVPATH", "/devices/../block/loop0"), result{Code: 2, Stderr: `iosched: bad device name "/devices/../block/loop0": contains ".."`}},
 		{"attributes", with("IOSCHED_ATTR_read_ahead_kb", "128"), result{Stdout: "loop0: none already active\nloop0: read_ahead_kb 128 already set\n"}},
@@ -236,6 +254,7 @@ func TestUdev(t *testing.T) {
 		}
 		got := all
 		got.Stderr, _, _ = strings.Cut(all.Stderr, "\n")
+		got.Stderr = strings.ReplaceAll(got.Stderr, string(sys), "SYS")
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: iosched udev (-want +got):\n%s", tt.name, diff)
 		}
@@ -299,6 +318,120 @@ func TestWantedText(t *testing.T) {
 	for _, tt := range tests {
 		if got := wantedText(tt.row); got != tt.want {
 			t.Errorf("wantedText(%+v) = %q, want %q", tt.row, got, tt.want)
+		}
+	}
+}
+
+// TestStatusEscapes: a recorded value with escape sequences, tabs or
+// bytes that are not UTF-8 comes out quoted in the table, and as valid
+// JSON that decodes to U+FFFD for the bad byte.
+func TestStatusEscapes(t *testing.T) {
+	sys := fixture.New(t, fixture.Standard()...)
+	hostile := "bfq\x1b[2J\t\xff"
+	db := map[string]string{"nvme0n1/IOSCHED_SCHEDULER": hostile}
+	got, _ := runIn(t, sys, nil, db, "status")
+	if strings.ContainsAny(got.Stdout, "\x1b\t") || strings.Contains(got.Stdout, "\xff") {
+		t.Errorf("status prints the value raw:\n%q", got.Stdout)
+	}
+	if !strings.Contains(got.Stdout, `"bfq\x1b[2J\t\xff"`) {
+		t.Errorf("status does not show the value quoted:\n%s", got.Stdout)
+	}
+	got, _ = runIn(t, sys, nil, db, "status", "--json")
+	var rows []diskStatus
+	if err := json.Unmarshal([]byte(got.Stdout), &rows); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, got.Stdout)
+	}
+	if !utf8.ValidString(got.Stdout) || strings.ContainsAny(got.Stdout, "\x1b\t") {
+		t.Errorf("status --json is not escaped:\n%q", got.Stdout)
+	}
+	for _, r := range rows {
+		if r.Disk == "nvme0n1" && (r.Wanted == nil || *r.Wanted != "bfq\x1b[2J\t\uFFFD") {
+			t.Errorf("status --json: nvme0n1 wanted %v, want the value with U+FFFD", r.Wanted)
+		}
+	}
+}
+
+// TestStatusOtherWriters: a disk whose policy does not hold, with another
+// writer configured for it and for what drifted, names that writer in
+// the table, in --json and as the cause in --check; writers for other
+// disks, other attributes or a profile tuned does not run are not named.
+func TestStatusOtherWriters(t *testing.T) {
+	sys := fixture.New(t, fixture.Standard()...)
+	root := t.TempDir()
+	files := map[string]string{
+		"etc/tuned/active_profile":            "mine\n",
+		"etc/tuned/profiles/mine/tuned.conf":  "[disk]\ndevices=sd*\nelevator=kyber\n",
+		"etc/tuned/profiles/other/tuned.conf": "[disk]\nelevator=bfq\n",
+		"etc/tlp.conf":                        "DISK_DEVICES=\"nvme0n1\"\nDISK_IOSCHED=\"bfq\"\n",
+		"etc/tmpfiles.d/ra.conf":              "w /sys/block/loop0/queue/read_ahead_kb - - - - 512\n",
+		"etc/tmpfiles.d/rotational-sda.conf":  "w /sys/block/sda/queue/rotational - - - - 1\n",
+	}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := map[string]string{
+		"sda/IOSCHED_SCHEDULER":            "bfq,mq-deadline", // mq-deadline runs: drift
+		"nvme0n1/IOSCHED_SCHEDULER":        "none",            // holds: TLP not named
+		"loop0/IOSCHED_ATTR_read_ahead_kb": "256",             // 128 now: drift
+	}
+	runStatus := func(args ...string) (result, env) {
+		var out, errb bytes.Buffer
+		e := testEnv(t, sys, nil, db)
+		e.stdout, e.stderr, e.root = &out, &errb, root
+		code := run(e, append([]string{"status"}, args...))
+		return result{Code: code, Stdout: out.String(), Stderr: errb.String()}, e
+	}
+	got, _ := runStatus()
+	_, tail, _ := strings.Cut(got.Stdout, "zram0")
+	_, tail, _ = strings.Cut(tail, "\n")
+	want := `loop0: drifted; systemd-tmpfiles (/etc/tmpfiles.d/ra.conf:1) writes read_ahead_kb="512"
+sda: drifted; tuned (/etc/tuned/profiles/mine/tuned.conf:3) writes scheduler="kyber"
+`
+	if diff := cmp.Diff(want, tail); diff != "" {
+		t.Errorf("status: the lines after the table (-want +got):\n%s\n%s", diff, got.Stdout)
+	}
+	got, _ = runStatus("--check")
+	if got.Code != 1 || !strings.Contains(got.Stderr, "sda: policy does not hold: mq-deadline -> bfq; another writer is configured: tuned (/etc/tuned/profiles/mine/tuned.conf:3)") {
+		t.Errorf("status --check: exit %d, stderr %q; want 1 naming tuned as the cause", got.Code, got.Stderr)
+	}
+	got, _ = runStatus("--json")
+	var rows []diskStatus
+	if err := json.Unmarshal([]byte(got.Stdout), &rows); err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]int{}
+	for _, r := range rows {
+		named[r.Disk] = len(r.Writers)
+	}
+	if diff := cmp.Diff(map[string]int{"loop0": 1, "nvme0n1": 0, "sda": 1, "zram0": 0}, named); diff != "" {
+		t.Errorf("status --json: writers per disk (-want +got):\n%s", diff)
+	}
+}
+
+func TestConfiguredFor(t *testing.T) {
+	tests := []struct {
+		disks, disk string
+		want        bool
+	}{
+		{"", "sda", true},
+		{"sda", "sda", true},
+		{"sda", "sdb", false},
+		{"sd*", "sdb", true},
+		{"sda, sdb", "sdb", true},
+		{"nvme0n1 sda", "sda", true},
+		{"!sda", "sdb", true},
+		{"!sda", "sda", false},
+		{"sd*,!sdc", "sdc", false},
+		{"sd*,!sdc", "sdd", true},
+	}
+	for _, tt := range tests {
+		if got := configuredFor(writers.Writer{Disk: tt.disks}, tt.disk); got != tt.want {
+			t.Errorf("configuredFor(%q, %q) = %v, want %v", tt.disks, tt.disk, got, tt.want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/iosched/iosched/helper/disklock"
 	"github.com/iosched/iosched/helper/loopdev"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
@@ -74,6 +75,14 @@ func cmdProbe(e env, args []string) error {
 		return fmt.Errorf("probe: attach a loop device: %w", err)
 	}
 	defer dev.Close()
+	// Its writes are iosched's like any other: under the disk's lock,
+	// so that no other run writes the new device's scheduler meanwhile
+	// (package disklock says why that matters).
+	unlock, err := e.locks.Lock(dev.Name, disklock.Wait)
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	defer unlock()
 	q := sysfs.Queue{FS: e.sys, Disk: dev.Name}
 
 	var u unix.Utsname

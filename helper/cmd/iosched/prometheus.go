@@ -47,5 +47,12 @@ func boolValue(b *bool) int {
 	return 0
 }
 
-// labelValue escapes a label value as the exposition format requires.
-var labelValue = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace
+// labelValue escapes a label value as the exposition format requires:
+// UTF-8 (a byte that is not, from a hostile or broken udev database,
+// becomes U+FFFD, or the scrape fails whole), with backslash, quote and
+// newline escaped.
+func labelValue(s string) string {
+	return labelEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)

@@ -41,6 +41,8 @@ func TestStatusPrometheus(t *testing.T) {
 		`sd"a/IOSCHED_SCHEDULER`:           "bfq,mq-deadline",
 		"nvme0n1/IOSCHED_SCHEDULER":        "none",
 		"loop0/IOSCHED_ATTR_read_ahead_kb": "128",
+		// Not UTF-8, with a newline: from a broken or hostile database.
+		"zram0/IOSCHED_SCHEDULER": "bfq\xff\n\x1b[2J",
 	}
 	got, changed := runIn(t, sys, nil, db, "status", "--format=prometheus")
 	if got.Code != 0 || changed {
@@ -70,7 +72,7 @@ func TestStatusPrometheus(t *testing.T) {
 			sample{`device=loop0 scheduler=none wanted=`, 1},
 			sample{`device=nvme0n1 scheduler=none wanted=none`, 1},
 			sample{`device=sd"a scheduler=mq-deadline wanted=bfq,mq-deadline`, 1},
-			sample{`device=zram0 scheduler= wanted=`, 1}),
+			sample{"device=zram0 scheduler= wanted=bfq\uFFFD\n\x1b[2J", 1}),
 		"iosched_policy_holds": gauge(
 			sample{"device=loop0", 1},
 			sample{"device=nvme0n1", 1},

@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/iosched/iosched/helper/policy"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
@@ -26,6 +30,10 @@ type diskStatus struct {
 
 	Attrs map[string]string `json:"attrs,omitempty"` // recorded IOSCHED_ATTR_*/IOSCHED_TUNE_*, by attribute
 	Drift []string          `json:"drift,omitempty"` // what apply would change
+	// Writers are the other writers configured for the disk and for
+	// what drifted: the likely cause (otherWriters).
+	Writers []string `json:"writers,omitempty"`
+	changes []string // the attributes apply would write ("scheduler" too)
 	// noUdevDB: this build cannot read the udev database, so an absent
 	// Wanted means "unknown", not "no policy".
 	noUdevDB bool
@@ -83,11 +91,16 @@ func (e env) printStatus(rows []diskStatus, format string) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DISK\tACTIVE\tOFFERED\tROTATIONAL\tWANTED\tHOLDS")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Disk, dash(r.Active),
-			dash(strings.Join(r.Offered, ",")), yesNo(r.Rotational), wantedText(r), yesNo(r.Holds))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(r.Disk), cell(dash(r.Active)),
+			cell(dash(strings.Join(r.Offered, ","))), yesNo(r.Rotational), cell(wantedText(r)), yesNo(r.Holds))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, r := range rows {
+		for _, w := range r.Writers {
+			fmt.Fprintf(out, "%s: drifted; %s\n", cell(r.Disk), cell(w))
+		}
 	}
 	return out.Flush()
 }
@@ -101,6 +114,7 @@ func (e env) statusRows() ([]diskStatus, error) {
 	for _, n := range names {
 		rows = append(rows, e.diskStatus(n))
 	}
+	e.otherWriters(rows)
 	return rows, nil
 }
 
@@ -125,12 +139,29 @@ func (e env) diskStatus(disk string) diskStatus {
 		st.Note, st.noUdevDB = err.Error(), errors.Is(err, udevdb.ErrUnavailable)
 		return st
 	}
-	if v, ok := props[queueattr.Property(queueattr.Scheduler)]; ok {
+	v, ok := props[queueattr.Property(queueattr.Scheduler)]
+	if c := props[queueattr.CmdlineProperty]; c != "" {
+		// The kernel command line's entry for the disk, when it has one
+		// (a malformed one shows in the note).
+		v, _ = policy.ListFor(disk, v, c)
+		ok = true
+	}
+	if ok {
 		st.Wanted = &v
 	}
 	st.Attrs = recordedAttrs(props)
 	e.policyHolds(&st, q, s, props)
 	return st
+}
+
+// cell shows a value in the table as it is when it is printable UTF-8,
+// else Go-quoted: a value from a hostile udev database must not move
+// the cursor, clear the screen or break the columns (tabs, escapes).
+func cell(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 func dash(s string) string {

@@ -3,12 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/iosched/iosched/helper/blockdev"
-	"github.com/iosched/iosched/helper/queueattr"
-	"github.com/iosched/iosched/helper/sched"
+	"github.com/iosched/iosched/helper/policy"
 	"github.com/iosched/iosched/helper/sysfs"
 )
 
@@ -37,10 +34,8 @@ func cmdUdev(e env, args []string) error {
 	if devtype != "disk" {
 		return nil
 	}
-	schedProp := queueattr.Property(queueattr.Scheduler)
-	list := e.getenv(schedProp)
 	props := e.udevProperties()
-	if list == "" && len(props) == 0 {
+	if !policy.Asks(e.getenv, props) {
 		return nil
 	}
 	devpath := e.getenv("DEVPATH")
@@ -52,6 +47,11 @@ func cmdUdev(e env, args []string) error {
 		// Removed before we ran: the remove event follows.
 		return writeOut(e, devpath+": went away, nothing done\n")
 	}
+	if errors.Is(err, blockdev.ErrNotDisk) {
+		// It exists, so it did not go away: the event is not what
+		// ACTION, SUBSYSTEM and DEVTYPE said.
+		return fmt.Errorf("udev: DEVPATH %w", err)
+	}
 	if err != nil {
 		return inputError(err)
 	}
@@ -62,69 +62,22 @@ func cmdUdev(e env, args []string) error {
 	if !q.Has("scheduler") {
 		return writeOut(e, dev.Disk+": no I/O scheduler, nothing to do\n")
 	}
-	wanted, settings, bad := e.recordedPolicy(q, list, props, e.getenv)
-	err = e.applyAll(q, wanted, settings, false)
-	return errors.Join(append(bad, err)...)
+	return e.applyPolicy(e.disk(q), props, e.getenv, false)
 }
 
-// udevProperties lists the event's attribute properties (policyKeys).
-func (e env) udevProperties() []string { return policyKeys(e.environ()) }
-
-// policyKeys lists the attribute properties that are set among KEY=VALUE
-// pairs, sorted by name so the order is stable; scheduler tunables come
-// last, after the switch. An empty value is an override's opt-out: not
-// listed.
-func policyKeys(kvs []string) []string {
-	var plain, tunes []string
-	for _, kv := range kvs {
-		k, v, _ := strings.Cut(kv, "=")
-		name, ok := queueattr.FromProperty(k)
-		switch {
-		case !ok || name == queueattr.Scheduler || v == "":
-		case strings.HasPrefix(name, queueattr.TunablePrefix):
-			tunes = append(tunes, k)
-		default:
-			plain = append(plain, k)
-		}
-	}
-	sort.Strings(plain)
-	sort.Strings(tunes)
-	return append(plain, tunes...)
-}
-
-// recordedPolicy parses a disk's policy: list is IOSCHED_SCHEDULER, keys
-// the attribute properties (policyKeys), get reads a property. It never
-// gives up on good input: each bad property comes back as an error
-// naming the disk, and the valid settings still count.
-func (e env) recordedPolicy(q sysfs.Queue, list string, keys []string, get func(string) string) (wanted []string, settings []setting, bad []error) {
-	schedProp := queueattr.Property(queueattr.Scheduler)
-	if list != "" {
-		var err error
-		if wanted, err = sched.ParseList(list); err != nil {
-			// Keep the scheduler as it is; the attributes still apply.
-			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", q.Disk, schedProp, list, err))
-			wanted = nil
-		}
-	}
-	for _, k := range keys {
-		name, _ := queueattr.FromProperty(k)
-		v := get(k)
-		s, err := parseSetting(name, v)
-		switch {
-		case errors.Is(err, queueattr.ErrBadValue):
-			// The message names the attribute and the value already.
-			bad = append(bad, fmt.Errorf("%s: %s: %w", q.Disk, clip(k), err))
-			continue
-		case err != nil:
-			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", q.Disk, clip(k), v, err))
-			continue
-		}
-		s.from = k
-		settings = append(settings, s)
-	}
-	settings, badTunes := e.checkTunables(q, wanted, settings)
-	for _, err := range badTunes {
+// applyPolicy is what udev and apply do for one disk: read the recorded
+// policy, drop what the validation pass refuses (each reported), apply
+// the rest and print what was done. Bad input never stops good input;
+// any of it makes the exit status 1.
+func (e env) applyPolicy(d policy.Disk, keys []string, get func(string) string, dryRun bool) error {
+	p, bad := policy.FromProperties(d.Queue.Name(), keys, get)
+	p, refused := d.Check(p)
+	for _, err := range refused {
 		bad = append(bad, fmt.Errorf("%w; skipped", err))
 	}
-	return wanted, settings, bad
+	r := d.Apply(p, dryRun)
+	return errors.Join(append(bad, r.Err(), writeOut(e, r.Text(dryRun)))...)
 }
+
+// udevProperties lists the event's attribute properties (policy.Keys).
+func (e env) udevProperties() []string { return policy.Keys(e.environ()) }

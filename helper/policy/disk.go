@@ -1,0 +1,397 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/iosched/iosched/helper/apply"
+	"github.com/iosched/iosched/helper/disklock"
+	"github.com/iosched/iosched/helper/loopdev"
+	"github.com/iosched/iosched/helper/queueattr"
+	"github.com/iosched/iosched/helper/sched"
+	"github.com/iosched/iosched/helper/sysfs"
+)
+
+// Disk is one whole disk and what applying a policy to it needs.
+type Disk struct {
+	Queue apply.Queue // sysfs.Queue, or a model of the kernel in tests
+	// Sys is the sysfs root, where other disks show the tunables of a
+	// scheduler this disk does not run yet.
+	Sys   sysfs.FS
+	Locks disklock.Dir
+	// Loadable reports whether the kernel could load a scheduler's
+	// module (kmod.Index.Loadable); nil: none can be.
+	Loadable func(name string) (bool, error)
+	// Dev is the device directory ("/dev"), where a loop device's node
+	// tells what no attribute does (queueattr.LoopReadOnly); "" asks no
+	// node.
+	Dev string
+}
+
+func (d Disk) apply(dryRun bool) apply.Disk {
+	q := d.Queue
+	if d.Dev != "" {
+		q = loopAware{q, filepath.Join(d.Dev, d.Queue.Name())}
+	}
+	a := apply.NewDisk(q)
+	a.DryRun = dryRun
+	a.Loadable = d.Loadable
+	return a
+}
+
+// Check is the validation pass: it only reads. It returns the policy
+// without the settings that cannot be applied as asked on this queue,
+// and one error each: a value the kernel would refuse, clamp or ignore
+// here (wrapping queueattr.ErrBadValue), an attribute the queue lacks
+// (apply.ErrNoAttr), a tunable the scheduler that will be active does
+// not have. It runs before the first file is opened for
+// writing, so a refused setting never follows a write of another.
+func (d Disk) Check(p Policy) (Policy, []error) {
+	target := d.target(p)
+	var bad []error
+	var kept []Setting
+	for _, s := range p.Settings {
+		if err := d.checkTunable(s, target); err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	p.Settings = kept
+	dry := d.pass(p, true)
+	if dry.Gone {
+		return p, nil
+	}
+	kept = nil
+	for i, s := range p.Settings {
+		if err := dry.settingErrs[i]; refusal(err) {
+			bad = append(bad, err)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	p.Settings = kept
+	return p, bad
+}
+
+func refusal(err error) bool {
+	return errors.Is(err, queueattr.ErrBadValue) || errors.Is(err, apply.ErrNoAttr)
+}
+
+// target is the scheduler that will be active after the policy's switch,
+// or "" when that cannot be told without writing.
+func (d Disk) target(p Policy) string {
+	if p.Wanted != nil {
+		res, err := d.apply(true).Scheduler(p.Wanted)
+		switch {
+		case err == nil:
+			return res.To
+		case errors.Is(err, apply.ErrUnavailable) && p.Keep:
+			return res.From
+		}
+		return ""
+	}
+	v, err := d.Queue.Read(queueattr.Scheduler)
+	if err != nil {
+		return ""
+	}
+	l, err := sched.Parse(v)
+	if err != nil {
+		return ""
+	}
+	return l.Active
+}
+
+// checkTunable refuses an iosched/NAME that target lacks.
+func (d Disk) checkTunable(s Setting, target string) error {
+	if s.Spec.Kind != queueattr.Tunable || target == "" {
+		return nil
+	}
+	name := strings.TrimPrefix(s.Spec.Name, queueattr.TunablePrefix)
+	if sched.IsNone(target) {
+		return fmt.Errorf("%s: %s=%q: scheduler none has no tunables", d.Queue.Name(), Clip(s.From), s.Value)
+	}
+	has, ok := d.Tunables(target)
+	if ok && !slices.Contains(has, name) {
+		return fmt.Errorf("%s: %s=%q: %s is not a tunable of %s (it has %s)",
+			d.Queue.Name(), Clip(s.From), s.Value, Clip(name), target, strings.Join(has, " "))
+	}
+	return nil
+}
+
+// Tunables lists the tunables of scheduler as the running kernel has
+// them: the disk's own queue/iosched/ when scheduler is active there,
+// else that of another disk running it, else the table of the kernel
+// sources iosched read (queueattr.Tunables). ok is false when none of
+// them knows the scheduler.
+func (d Disk) Tunables(scheduler string) (names []string, ok bool) {
+	if l, err := d.line(); err == nil && l.Active == scheduler {
+		if names, ok := listTunables(d.Queue.Path("iosched")); ok {
+			return names, true
+		}
+	}
+	if d.Sys != "" {
+		if names, ok := d.tunablesElsewhere(scheduler); ok {
+			return names, true
+		}
+	}
+	names, ok = queueattr.Tunables[scheduler]
+	return names, ok
+}
+
+func (d Disk) line() (sched.Line, error) {
+	v, err := d.Queue.Read(queueattr.Scheduler)
+	if err != nil {
+		return sched.Line{}, err
+	}
+	return sched.Parse(v)
+}
+
+// tunablesElsewhere reads another disk's queue/iosched/ where scheduler
+// is active.
+func (d Disk) tunablesElsewhere(scheduler string) ([]string, bool) {
+	ents, err := os.ReadDir(d.Sys.Path("block"))
+	if err != nil {
+		return nil, false
+	}
+	for _, e := range ents {
+		q := sysfs.Queue{FS: d.Sys, Disk: e.Name()}
+		if e.Name() == d.Queue.Name() {
+			continue
+		}
+		v, err := q.Read(queueattr.Scheduler)
+		if err != nil {
+			continue
+		}
+		if l, err := sched.Parse(v); err != nil || l.Active != scheduler {
+			continue
+		}
+		if names, ok := listTunables(q.Path("iosched")); ok {
+			return names, true
+		}
+	}
+	return nil, false
+}
+
+// listTunables lists the regular files of an iosched/ directory, sorted.
+func listTunables(dir string) ([]string, bool) {
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) == 0 {
+		return nil, false
+	}
+	var names []string
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	return names, len(names) > 0
+}
+
+// Report is what one pass over a disk found or did.
+type Report struct {
+	Disk    string
+	Lines   []string // one per scheduler or attribute, without the disk name
+	Changed bool     // something was (or would be) written
+	Changes []string // what was (or would be) written: "scheduler", queue attributes
+	Gone    bool     // the disk went away: nothing else counts
+	Errs    []error
+	// settingErrs is each setting's error, by index, for Check.
+	settingErrs map[int]error
+}
+
+// Text renders the report as the commands print it: one line each,
+// "DISK: what", marked "(dry run)" where a dry run would write.
+func (r Report) Text(dryRun bool) string {
+	var b strings.Builder
+	if r.Gone {
+		fmt.Fprintf(&b, "%s: went away, nothing done\n", r.Disk)
+		return b.String()
+	}
+	for _, l := range r.Lines {
+		if dryRun && strings.Contains(l, " -> ") {
+			l += " (dry run)"
+		}
+		fmt.Fprintf(&b, "%s: %s\n", r.Disk, l)
+	}
+	return b.String()
+}
+
+// Err joins the report's errors.
+func (r Report) Err() error { return errors.Join(r.Errs...) }
+
+// DryRun is the pass Apply makes first: what Apply would write.
+func (d Disk) DryRun(p Policy) Report { return d.pass(p, true) }
+
+// Apply sets the scheduler first (a switch resets nr_requests and
+// replaces the iosched/ tunables), then each setting in order. A failed
+// setting does not stop the others; all failures are in the report.
+// p should have been through Check.
+//
+// A first pass only reads. When it finds nothing to change, that is the
+// answer, and no lock was taken: the common case stays lock-free. Else
+// the real pass runs under the disk's lock and reads everything again,
+// since another run may have changed it meanwhile.
+func (d Disk) Apply(p Policy, dryRun bool) Report {
+	r := d.pass(p, true)
+	if dryRun || (!r.Changed && len(r.Errs) == 0) {
+		return r
+	}
+	// One iosched run per disk at a time: 6.18 kernels oops when two
+	// writers of queue/scheduler overlap (package disklock says why).
+	unlock, err := d.Locks.Lock(d.Queue.Name(), disklock.Wait)
+	if errors.Is(err, os.ErrPermission) && !d.anyWritable(p) {
+		// Not root, so no lock; but no write can succeed either, so no
+		// writers can overlap: the pass reports the file the kernel
+		// refuses, as the user expects.
+		unlock, err = func() {}, nil
+	}
+	if err != nil {
+		return Report{Disk: d.Queue.Name(), Errs: []error{err}}
+	}
+	defer unlock()
+	return d.pass(p, false)
+}
+
+// anyWritable reports whether this process may open any file the pass
+// would write (access(2) with the effective ids).
+func (d Disk) anyWritable(p Policy) bool {
+	var paths []string
+	if p.Wanted != nil {
+		paths = append(paths, d.Queue.Path(queueattr.Scheduler))
+	}
+	for _, s := range p.Settings {
+		paths = append(paths, d.Queue.Path(s.Spec.Name))
+	}
+	for _, path := range paths {
+		if unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// legacyNames are scheduler names of the block layer before blk-mq,
+// gone since Linux 5.0, with what to ask for instead. ("deadline" still
+// works: it is mq-deadline's alias.)
+var legacyNames = map[string]string{
+	"noop": `the kernel calls it "none" now`,
+	"cfq":  `removed in Linux 5.0; "bfq" is its successor`,
+}
+
+// hint names the legacy names among unavailable, or "".
+func hint(unavailable []string) string {
+	var h []string
+	for _, n := range unavailable {
+		if why, ok := legacyNames[n]; ok {
+			h = append(h, n+": "+why)
+		}
+	}
+	return strings.Join(h, "; ")
+}
+
+func (d Disk) pass(p Policy, dryRun bool) Report {
+	a := d.apply(dryRun)
+	r := Report{Disk: d.Queue.Name(), settingErrs: map[int]error{}}
+	gone := func(err error) bool {
+		if errors.Is(err, apply.ErrGone) {
+			r.Gone, r.Errs, r.Lines = true, nil, nil
+			return true
+		}
+		return false
+	}
+	schedOK, schedChanged, hintLine := true, false, ""
+	after := a // the queue as the settings will find it
+	if p.Wanted != nil {
+		res, err := a.Scheduler(p.Wanted)
+		switch {
+		case gone(err):
+			return r
+		case errors.Is(err, apply.ErrUnavailable) && p.Keep:
+			r.Lines = append(r.Lines, fmt.Sprintf("%s kept (unavailable: %s)", res.From, strings.Join(res.Unavailable, ",")))
+		case errors.Is(err, apply.ErrUnavailable):
+			if h := hint(p.Wanted); h != "" {
+				err = fmt.Errorf("%w (%s)", err, h)
+			}
+			r.Errs = append(r.Errs, err)
+			schedOK = false
+		case err != nil:
+			r.Errs = append(r.Errs, err)
+			schedOK = false
+		default:
+			hintLine = hint(res.Unavailable)
+			r.Lines = append(r.Lines, res.String())
+			r.Changed = res.Changed
+			schedChanged = res.Changed
+			if res.Changed {
+				r.Changes = append(r.Changes, queueattr.Scheduler)
+			}
+		}
+		if dryRun && schedChanged {
+			after = a.AfterSwitch(res.From, res.To)
+		}
+	}
+	for i, s := range p.Settings {
+		if s.Spec.Kind == queueattr.Tunable && (!schedOK || dryRun && schedChanged) {
+			if !schedOK {
+				r.Errs = append(r.Errs, fmt.Errorf("%s: %s not set: the scheduler was not applied", d.Queue.Name(), s.Spec.Name))
+			} else {
+				// The new scheduler's tunables exist only after the switch.
+				r.Lines = append(r.Lines, fmt.Sprintf("%s -> %s after the switch", s.Spec.Name, s.Value))
+				r.Changed = true
+				r.Changes = append(r.Changes, s.Spec.Name)
+			}
+			continue
+		}
+		res, err := after.Attr(s.Spec, s.Value)
+		switch {
+		case gone(err):
+			return r
+		case err != nil:
+			r.Errs = append(r.Errs, err)
+			r.settingErrs[i] = err
+		default:
+			r.Lines = append(r.Lines, res.String())
+			r.Changed = r.Changed || res.Changed
+			if res.Changed {
+				r.Changes = append(r.Changes, s.Spec.Name)
+			}
+		}
+	}
+	if hintLine != "" {
+		r.Lines = append(r.Lines, "hint: "+hintLine)
+	}
+	return r
+}
+
+// loopAware answers queueattr.LoopReadOnly from the loop device's node
+// (loopdev.ReadOnly), and every other read from the queue.
+type loopAware struct {
+	apply.Queue
+	node string
+}
+
+func (l loopAware) ReadDisk(attr string) (string, error) {
+	if "../"+attr == queueattr.LoopReadOnly {
+		ro, err := loopdev.ReadOnly(l.node)
+		if err != nil {
+			return "", err
+		}
+		if ro {
+			return "1", nil
+		}
+		return "0", nil
+	}
+	if dr, ok := l.Queue.(interface {
+		ReadDisk(string) (string, error)
+	}); ok {
+		return dr.ReadDisk(attr)
+	}
+	return "", fmt.Errorf("%s: %s: %w", l.Name(), attr, os.ErrNotExist)
+}

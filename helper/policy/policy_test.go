@@ -1,0 +1,391 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/iosched/iosched/helper/disklock"
+	"github.com/iosched/iosched/helper/internal/fixture"
+	"github.com/iosched/iosched/helper/queueattr"
+	"github.com/iosched/iosched/helper/sched"
+	"github.com/iosched/iosched/helper/sysfs"
+)
+
+// kernel models a loop device's queue on a 6.18 kernel with HZ=250, as
+// measured on 6.18.44 and read in the 7.3.4 sources, with the links
+// between attributes that make a naive writer write on every run. It is
+// written apart from queueattr's model, so that the two can disagree.
+type kernel struct {
+	active  string
+	offered []string
+	vals    map[string]string // queue/ attributes; iosched/ tunables of the active scheduler
+	disk    map[string]string // attributes of the disk, "ro", "mq/0/nr_tags"
+	sliceNs uint64            // bfq's bfq_slice_idle
+	writes  []string          // ATTR=VALUE of every write(2)
+}
+
+func newKernel() *kernel {
+	k := &kernel{active: "none", offered: []string{"none", "mq-deadline", "kyber", "bfq"},
+		vals: map[string]string{"rotational": "1", "read_ahead_kb": "128", "max_sectors_kb": "1280",
+			"max_hw_sectors_kb": "1280", "logical_block_size": "512", "nr_requests": "128", "nomerges": "0",
+			"add_random": "0", "write_cache": "write back", "wbt_lat_usec": "75000"},
+		disk: map[string]string{"ro": "0", "mq/0/nr_tags": "128", "mq/0/nr_reserved_tags": "0"}}
+	return k
+}
+
+func (k *kernel) Name() string            { return "loop9" }
+func (k *kernel) Path(attr string) string { return "/sys/block/loop9/queue/" + attr }
+
+func (k *kernel) Read(attr string) (string, error) {
+	switch attr {
+	case "scheduler":
+		var b strings.Builder
+		for _, o := range k.offered {
+			if o == k.active {
+				o = "[" + o + "]"
+			}
+			b.WriteString(o + " ")
+		}
+		return strings.TrimSpace(b.String()), nil
+	case "iosched/slice_idle":
+		if k.active == "bfq" {
+			return strconv.FormatUint(k.sliceNs/1e6, 10), nil
+		}
+	case "iosched/slice_idle_us":
+		if k.active == "bfq" {
+			return strconv.FormatUint(k.sliceNs/1e3, 10), nil
+		}
+	}
+	v, ok := k.vals[attr]
+	if !ok {
+		return "", syscall.ENOENT
+	}
+	return v, nil
+}
+
+func (k *kernel) ReadDisk(attr string) (string, error) {
+	v, ok := k.disk[attr]
+	if !ok {
+		return "", syscall.ENOENT
+	}
+	return v, nil
+}
+
+var limits = map[string]bool{"rotational": true, "max_sectors_kb": true, "add_random": true, "write_cache": true}
+
+func (k *kernel) Write(attr, v string) error {
+	k.writes = append(k.writes, attr+"="+v)
+	n, nerr := strconv.ParseInt(v, 10, 64)
+	switch {
+	case attr == "scheduler":
+		k.switchTo(sched.Effective(v))
+		return nil
+	case limits[attr]:
+		if attr == "max_sectors_kb" && n > 1280 {
+			n = 1280
+		}
+		if nerr == nil {
+			v = strconv.FormatInt(n, 10)
+		}
+		k.vals[attr] = v
+		// blk_apply_bdi_limits(): a limits commit raises read-ahead
+		// to at least VM_READAHEAD_PAGES (128 KiB).
+		if ra, _ := strconv.Atoi(k.vals["read_ahead_kb"]); ra < 128 {
+			k.vals["read_ahead_kb"] = "128"
+		}
+		return nil
+	case attr == "nr_requests":
+		if k.active == "none" && n > 128 || n > 2048 {
+			return syscall.EINVAL
+		}
+		k.vals[attr] = v
+		if k.active == "mq-deadline" {
+			k.vals["iosched/async_depth"] = v // dd_depth_updated()
+		}
+		return nil
+	case attr == "iosched/read_expire" || attr == "iosched/write_expire":
+		j := (n + 3) / 4                        // msecs_to_jiffies, HZ=250
+		k.vals[attr] = fmt.Sprint(int32(4 * j)) // jiffies_to_msecs shown as an int
+		return nil
+	case attr == "iosched/slice_idle":
+		k.sliceNs = uint64(n) * 1e6
+		return nil
+	case attr == "iosched/slice_idle_us":
+		k.sliceNs = uint64(n) * 1e3
+		return nil
+	case attr == "iosched/strict_guarantees":
+		if k.vals[attr] == "0" && n == 1 && k.sliceNs < 8e6 {
+			k.sliceNs = 8e6
+		}
+	}
+	if _, ok := k.vals[attr]; !ok {
+		return syscall.ENOENT
+	}
+	k.vals[attr] = v
+	return nil
+}
+
+// switchTo is elevator_switch(): new tunables, nr_requests reset.
+func (k *kernel) switchTo(name string) {
+	if name == k.active {
+		return
+	}
+	for a := range k.vals {
+		if strings.HasPrefix(a, "iosched/") {
+			delete(k.vals, a)
+		}
+	}
+	k.active = name
+	k.vals["nr_requests"] = "128"
+	switch name {
+	case "none":
+		return
+	case "mq-deadline":
+		k.vals["nr_requests"] = "256"
+		for a, v := range map[string]string{"read_expire": "500", "write_expire": "5000", "fifo_batch": "16",
+			"front_merges": "1", "writes_starved": "2", "prio_aging_expire": "10000", "async_depth": "256"} {
+			k.vals["iosched/"+a] = v
+		}
+	case "bfq":
+		k.vals["nr_requests"] = "256"
+		k.sliceNs = 8e6
+		for a, v := range map[string]string{"strict_guarantees": "0", "low_latency": "1", "max_budget": "0"} {
+			k.vals["iosched/"+a] = v
+		}
+	case "kyber":
+		k.vals["nr_requests"] = "256"
+		k.vals["iosched/read_lat_nsec"] = "2000000"
+		k.vals["iosched/write_lat_nsec"] = "10000000"
+	}
+}
+
+func testDisk(t *testing.T, k *kernel) Disk {
+	return Disk{Queue: k, Locks: disklock.Dir{Path: filepath.Join(t.TempDir(), "locks"), Owner: os.Geteuid()}}
+}
+
+// set is `iosched set` on the model: parse, check, apply. It returns the
+// first refusal, or the report's error.
+func set(t *testing.T, k *kernel, args ...string) error {
+	p, err := Parse(args)
+	if err != nil {
+		return err
+	}
+	d := testDisk(t, k)
+	p, bad := d.Check(p)
+	if len(bad) > 0 {
+		return errors.Join(bad...)
+	}
+	return d.Apply(p, false).Err()
+}
+
+// TestRefusedBeforeAnyWrite: the hostile inputs of the helper's review,
+// and their classes, are refused with nothing written.
+func TestRefusedBeforeAnyWrite(t *testing.T) {
+	tests := []struct {
+		name   string
+		setup  string // scheduler active first
+		args   []string
+		reason string // in the error
+	}{
+		{"nr_requests above the depth after a freezing write", "none", []string{"rotational=0", "nr_requests=129"}, "above the queue depth 128"},
+		{"max_sectors_kb above max_hw after a switch", "none", []string{"mq-deadline", "max_sectors_kb=2048"}, "at most max_hw_sectors_kb 1280"},
+		{"nr_requests above MAX_SCHED_RQ after a switch", "none", []string{"bfq", "nr_requests=4096"}, "MAX_SCHED_RQ"},
+		{"jiffies tunable that wraps", "mq-deadline", []string{"iosched/read_expire=2147483647"}, "reads back negative"},
+		{"jiffies tunable that wraps, with a switch", "none", []string{"mq-deadline", "iosched/write_expire=2147483647"}, "reads back negative"},
+		{"int overflow", "mq-deadline", []string{"iosched/fifo_batch=2147483648"}, "kstrtoint"},
+		{"the same attribute twice", "none", []string{"read_ahead_kb=128", "read_ahead_kb=256"}, "read_ahead_kb given twice"},
+		{"the same tunable twice", "mq-deadline", []string{"iosched/fifo_batch=8", "iosched/fifo_batch=8"}, "given twice"},
+		{"one value in two units", "bfq", []string{"iosched/slice_idle=0", "iosched/slice_idle_us=0"}, "two units"},
+		{"one value in two units, with a switch", "none", []string{"bfq", "iosched/slice_idle_us=2000", "iosched/slice_idle=2"}, "two units"},
+		{"tunable of another scheduler", "mq-deadline", []string{"iosched/slice_idle=0"}, "not a tunable of mq-deadline"},
+		{"tunable after a switch to none", "mq-deadline", []string{"none", "iosched/read_expire=100"}, "none has no tunables"},
+		{"clamped flag after a good one", "none", []string{"read_ahead_kb=256", "nomerges=7"}, "would keep 1"},
+		{"missing attribute after a good one", "none", []string{"read_ahead_kb=256", "rq_affinity=1"}, "no such attribute"},
+		{"keep alone", "none", []string{"keep"}, "ends a list"},
+		{"keep inside a list", "none", []string{"keep,bfq"}, "ends a list"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newKernel()
+			k.switchTo(tt.setup)
+			err := set(t, k, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.reason) {
+				t.Errorf("set %q: error %v, want one saying %q", tt.args, err, tt.reason)
+			}
+			if len(k.writes) != 0 {
+				t.Errorf("set %q: refused, but wrote %q", tt.args, k.writes)
+			}
+		})
+	}
+}
+
+// TestSecondRunWritesNothing: every accepted set, linked pairs
+// included, converges in one run: the second writes nothing, and the
+// queue reads what was asked.
+func TestSecondRunWritesNothing(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup string
+		args  []string
+		want  map[string]string // what the queue reads afterwards
+	}{
+		{"read-ahead lowered beside a limit", "none", []string{"read_ahead_kb=64", "rotational=0"},
+			map[string]string{"read_ahead_kb": "64", "rotational": "0"}},
+		{"read-ahead lowered beside max_sectors_kb", "none", []string{"read_ahead_kb=32", "max_sectors_kb=512", "add_random=1"},
+			map[string]string{"read_ahead_kb": "32", "max_sectors_kb": "512", "add_random": "1"}},
+		{"strict guarantees with no idling", "none", []string{"bfq", "iosched/slice_idle=0", "iosched/strict_guarantees=1"},
+			map[string]string{"iosched/slice_idle": "0", "iosched/strict_guarantees": "1"}},
+		{"strict guarantees with no idling, in us", "bfq", []string{"iosched/slice_idle_us=0", "iosched/strict_guarantees=1"},
+			map[string]string{"iosched/slice_idle_us": "0", "iosched/strict_guarantees": "1"}},
+		{"async_depth beside nr_requests", "none", []string{"mq-deadline", "iosched/async_depth=32", "nr_requests=64"},
+			map[string]string{"iosched/async_depth": "32", "nr_requests": "64"}},
+		{"the longest jiffies tunable that reads back", "mq-deadline", []string{"iosched/read_expire=2147483638"},
+			map[string]string{"iosched/read_expire": "2147483640"}},
+		{"nr_requests after a switch", "none", []string{"kyber", "nr_requests=64", "iosched/read_lat_nsec=3000000"},
+			map[string]string{"nr_requests": "64", "iosched/read_lat_nsec": "3000000"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newKernel()
+			k.switchTo(tt.setup)
+			if err := set(t, k, tt.args...); err != nil {
+				t.Fatalf("set %q: %v", tt.args, err)
+			}
+			if len(k.writes) == 0 {
+				t.Fatalf("set %q: the first run wrote nothing: the case tests nothing", tt.args)
+			}
+			k.writes = nil
+			if err := set(t, k, tt.args...); err != nil {
+				t.Fatalf("set %q, second run: %v", tt.args, err)
+			}
+			if len(k.writes) != 0 {
+				t.Errorf("set %q, second run: wrote %q", tt.args, k.writes)
+			}
+			got := map[string]string{}
+			for a := range tt.want {
+				got[a], _ = k.Read(a)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("set %q: queue afterwards (-want +got):\n%s", tt.args, diff)
+			}
+		})
+	}
+}
+
+// TestKeep: a list that ends in keep leaves the scheduler as it is when
+// no earlier name can be used: no write, no error.
+func TestKeep(t *testing.T) {
+	k := newKernel()
+	k.offered = []string{"none", "mq-deadline"}
+	d := testDisk(t, k)
+	p, err := Parse([]string{"bfq,kyber,keep", "read_ahead_kb=256"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, bad := d.Check(p)
+	if len(bad) > 0 {
+		t.Fatal(bad)
+	}
+	r := d.Apply(p, false)
+	if r.Err() != nil {
+		t.Fatal(r.Err())
+	}
+	want := "loop9: none kept (unavailable: bfq,kyber)\nloop9: read_ahead_kb 128 -> 256\n"
+	if diff := cmp.Diff(want, r.Text(false)); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"read_ahead_kb=256"}, k.writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	// Without keep the same list fails.
+	p, _ = Parse([]string{"bfq,kyber"})
+	if err := d.Apply(p, false).Err(); err == nil {
+		t.Error("bfq,kyber on a disk offering neither: no error")
+	}
+}
+
+// TestTunablesFromKernel: the names under the disk's queue/iosched/
+// decide, not the table: a tunable the table lacks is accepted, and a
+// table name the kernel lacks is refused.
+func TestTunablesFromKernel(t *testing.T) {
+	disks := fixture.Standard()
+	disks[0].Queue = map[string]string{"iosched/read_expire": "500\n", "iosched/some_new_knob": "3\n"}
+	sys := fixture.New(t, disks...)
+	// nvme0n1 runs none; loop0 switches to kyber below, which no disk
+	// runs: the table answers.
+	d := Disk{Queue: sysfs.Queue{FS: sys, Disk: "sda"}, Sys: sys}
+	tests := []struct {
+		disk string
+		args []string
+		want string // "" accepted, else in the refusal
+	}{
+		{"sda", []string{"iosched/some_new_knob=4"}, ""},
+		{"sda", []string{"iosched/fifo_batch=8"}, "fifo_batch is not a tunable of mq-deadline (it has read_expire some_new_knob)"},
+		{"nvme0n1", []string{"mq-deadline", "iosched/some_new_knob=4"}, ""}, // sda shows mq-deadline's
+		{"nvme0n1", []string{"kyber", "iosched/fifo_batch=8"}, "fifo_batch is not a tunable of kyber (it has read_lat_nsec write_lat_nsec)"},
+	}
+	for _, tt := range tests {
+		d.Queue = sysfs.Queue{FS: sys, Disk: tt.disk}
+		p, err := Parse(tt.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, bad := d.Check(p)
+		got := ""
+		if len(bad) > 0 {
+			got = errors.Join(bad...).Error()
+		}
+		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("%s %q: refusal %q, want %q", tt.disk, tt.args, got, tt.want)
+		}
+	}
+}
+
+// TestOrder: writes that undo each other come in the order that keeps
+// both; the rest keeps the order given.
+func TestOrder(t *testing.T) {
+	p, err := Parse([]string{"iosched/slice_idle=0", "read_ahead_kb=64", "iosched/strict_guarantees=1", "nomerges=2", "rotational=0", "wbt_lat_usec=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range p.Settings {
+		got = append(got, s.Spec.Name)
+	}
+	want := []string{"rotational", "wbt_lat_usec", "read_ahead_kb", "nomerges", "iosched/strict_guarantees", "iosched/slice_idle"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	_ = queueattr.Scheduler
+}
+
+func TestListFor(t *testing.T) {
+	tests := []struct {
+		disk, list, cmdline, want string
+		bad                       bool
+	}{
+		{"sda", "bfq,mq-deadline", "", "bfq,mq-deadline", false},
+		{"sda", "bfq,mq-deadline", "sda:kyber", "kyber", false},
+		{"sdb", "bfq,mq-deadline", "sda:kyber", "bfq,mq-deadline", false},
+		{"sdb", "bfq", "sda:kyber/none", "none", false},
+		{"sda", "bfq", "none/sda:kyber,keep", "kyber,keep", false},
+		{"nvme0n1", "", "sda:bfq/nvme0n1:none", "none", false},
+		{"sda", "bfq", "sda:", "bfq", true},
+		{"sda", "bfq", ":kyber", "bfq", true},
+		{"sda", "bfq", "sda:kyber//", "bfq", true},
+	}
+	for _, tt := range tests {
+		got, err := ListFor(tt.disk, tt.list, tt.cmdline)
+		if got != tt.want || (err != nil) != tt.bad {
+			t.Errorf("ListFor(%q, %q, %q) = %q, %v; want %q, error %v", tt.disk, tt.list, tt.cmdline, got, err, tt.want, tt.bad)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package rulesaudit
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestPlanFixConvert: the converted text of a source, and the refusals,
+// against a kernel that has a tunable iosched's table lacks or not.
+func TestPlanFixConvert(t *testing.T) {
+	head := "# Converted in place by `iosched audit --fix`: its ATTR{queue/...} writes are\n" +
+		"# now the properties iosched applies, writing only what would change.\n" +
+		"# `iosched audit --undo` puts the original back.\n"
+	tests := []struct {
+		name    string
+		file    string
+		tunable string // a tunable the fixture kernel has
+		want    string // the converted text without head, or the refusal
+	}{
+		{"unknown tunable refused", "tunable-after.rules", "",
+			"SRC:6: not converted: queue/iosched/not_a_tunable: no disk of the running kernel has it (SYS/block/*/queue/iosched/not_a_tunable) and iosched's table does not know it"},
+		{"tunable the kernel has, noop as none", "tunable-after.rules", "not_a_tunable",
+			"# A scheduler tunable in its own rule after the switch: converted too, so\n" +
+				"# that iosched writes it after the switch that resets it.\n" +
+				`ACTION=="add|change", KERNEL=="sd*", ENV{CLASS}="slow"` + "\n" +
+				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_SCHEDULER}="none", ENV{IOSCHED_SCHEDULER_SET}="1"` + "\n" +
+				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_fifo_batch}="8"` + "\n" +
+				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_not_a_tunable}="1", ENV{IOSCHED_SETTINGS}="1"` + "\n"},
+		{"continuation and a guard removed", "continuation.rules", "", ""},
+	}
+	for _, tt := range tests {
+		root := t.TempDir()
+		etc, lib, sys := filepath.Join(root, "etc"), filepath.Join(root, "lib"), filepath.Join(root, "sys")
+		// A file name with a newline never reaches rule text.
+		src := filepath.Join(lib, "60-x\nRUN+=\"evil\".rules")
+		for _, d := range []string{etc, lib, filepath.Join(sys, "block", "sda", "queue", "iosched")} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if tt.tunable != "" {
+			if err := os.WriteFile(filepath.Join(sys, "block", "sda", "queue", "iosched", tt.tunable), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		copyTestdata(t, tt.file, src, 0o644)
+		plan, err := PlanFix(FixInput{Read: []string{src}, Fix: []string{src}, Target: etc, Sys: sys})
+		var got string
+		switch {
+		case err != nil:
+			got = strings.NewReplacer(src, "SRC", sys, "SYS").Replace(err.Error())
+		case len(plan) != 1:
+			t.Fatalf("%s: %d changes", tt.name, len(plan))
+		default:
+			got = strings.TrimPrefix(string(plan[0].Data), head)
+			if strings.Contains(got, "evil") {
+				t.Errorf("%s: the file name reached the rules:\n%s", tt.name, got)
+			}
+			if tt.want == "" {
+				// Every line of the source is there, in order.
+				src, _ := os.ReadFile(filepath.Join("testdata", tt.file))
+				if n, m := strings.Count(got, "\n"), strings.Count(string(src), "\n"); n != m {
+					t.Errorf("%s: %d lines, the source has %d:\n%s", tt.name, n, m, got)
+				}
+				continue
+			}
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package rulesaudit
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// FS is every filesystem operation Fix and Undo perform, so that tests
+// can fail any one of them and check what is left behind.
+type FS interface {
+	Lstat(name string) (fs.FileInfo, error)
+	ReadDir(name string) ([]fs.DirEntry, error)
+	ReadFile(name string) ([]byte, error)
+	Readlink(name string) (string, error)
+	// WriteTemp creates a new file in dir with data, mode and owner,
+	// synced, and returns its name.
+	WriteTemp(dir string, data []byte, mode fs.FileMode, uid, gid int) (string, error)
+	// SymlinkTemp creates a new symlink to target in dir, owned by
+	// uid:gid, and returns its name.
+	SymlinkTemp(dir, target string, uid, gid int) (string, error)
+	Rename(from, to string) error
+	Remove(name string) error
+	SyncDir(dir string) error
+}
+
+// OS is the real filesystem.
+var OS FS = osFS{}
+
+type osFS struct{}
+
+func (osFS) Lstat(name string) (fs.FileInfo, error)     { return os.Lstat(name) }
+func (osFS) ReadFile(name string) ([]byte, error)       { return os.ReadFile(name) }
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+func (osFS) Readlink(name string) (string, error)       { return os.Readlink(name) }
+func (osFS) Rename(from, to string) error               { return os.Rename(from, to) }
+func (osFS) Remove(name string) error                   { return os.Remove(name) }
+
+func (osFS) WriteTemp(dir string, data []byte, mode fs.FileMode, uid, gid int) (string, error) {
+	f, err := os.CreateTemp(dir, tempPattern)
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = chownIfNeeded(f, uid, gid)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+// chownIfNeeded gives f its owner (uid -1: the creator's), skipping the
+// call when it has it already: an unprivileged run keeps its own files.
+func chownIfNeeded(f *os.File, uid, gid int) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if o, g, ok := owner(fi); uid < 0 || ok && o == uid && g == gid {
+		return nil
+	}
+	return f.Chown(uid, gid)
+}
+
+func (osFS) SymlinkTemp(dir, target string, uid, gid int) (string, error) {
+	// A name no other process uses: the pattern of WriteTemp with a
+	// file created and removed first to reserve it.
+	f, err := os.CreateTemp(dir, tempPattern)
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return "", err
+	}
+	if err := os.Symlink(target, name); err != nil {
+		return "", err
+	}
+	fi, err := os.Lstat(name)
+	if err == nil {
+		if o, g, ok := owner(fi); uid >= 0 && (!ok || o != uid || g != gid) {
+			err = os.Lchown(name, uid, gid)
+		}
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+func (osFS) SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// tempPattern names Fix's temporary files: hidden, so udevd never reads
+// one (it reads only *.rules, and no hidden name).
+const tempPattern = ".iosched-fix-*"
+
+// owner returns a file's uid and gid.
+func owner(fi fs.FileInfo) (int, int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return int(st.Uid), int(st.Gid), true
+}
