@@ -264,7 +264,8 @@ func reads(k key, attr string) bool {
 			return attr != queueattr.Scheduler || strings.ContainsAny(k.value, "*?[")
 		}
 	}
-	return namesAttr(k.value, attr)
+	// TEST only asks whether the file exists, which no write changes.
+	return k.name != "TEST" && namesAttr(k.value, attr)
 }
 
 // checkValue checks a value the way iosched will when the property
@@ -387,9 +388,11 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
 	var b strings.Builder
-	b.WriteString("# Converted in place by `iosched audit --fix`: its ATTR{queue/...} writes are\n")
-	b.WriteString("# now the properties iosched applies, writing only what would change.\n")
-	b.WriteString("# `iosched audit --undo` puts the original back.\n")
+	if len(p.data) == 0 || p.data[0] != '\r' && p.data[0] != 0 {
+		// Not before a leading "\r" or NUL: read_line() would take the
+		// header's "\n" and it as one line end.
+		b.WriteString(convertedHeader)
+	}
 	at := 0
 	for _, ed := range edits {
 		if ed.start < at {
@@ -406,6 +409,11 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 	}
 	return data, notes, nil
 }
+
+// convertedHeader starts every converted file.
+const convertedHeader = "# Converted in place by `iosched audit --fix`: its ATTR{queue/...} writes are\n" +
+	"# now the properties iosched applies, writing only what would change.\n" +
+	"# `iosched audit --undo` puts the original back.\n"
 
 // isConvertedGuard reports a compare-first guard on an attribute the
 // rule's converted write sets: iosched compares first, and a guard left

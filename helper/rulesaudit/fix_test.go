@@ -74,3 +74,38 @@ func TestPlanFixConvert(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossCheck: what a later file does with a converted attribute.
+func TestCrossCheck(t *testing.T) {
+	const src = `ACTION=="add|change", KERNEL=="sd*", ATTR{queue/scheduler}="bfq"` + "\n"
+	tests := []struct {
+		later string
+		want  string // "" when converted
+	}{
+		{`TEST=="queue/scheduler", ENV{HAS_SCHED}="1"`, ""},
+		{`ATTR{queue/scheduler}=="none", GOTO="x"` + "\n" + `LABEL="x"`, ""}, // a disk with no choice, which no write changes
+		{`ATTR{queue/scheduler}=="*[[]bfq[]]*", ENV{SLOW}="1"`,
+			`SRC:1: not converted: LATER:1: ATTR{queue/scheduler}=="*[[]bfq[]]*" reads queue/scheduler, which this rule writes: converted, iosched would write it only after all rules ran`},
+		{`PROGRAM=="/bin/cat /sys/block/%k/queue/scheduler", RESULT=="*bfq*"`,
+			`SRC:1: not converted: LATER:1: PROGRAM=="/bin/cat /sys/block/%k/queue/scheduler" reads queue/scheduler, which this rule writes: converted, iosched would write it only after all rules ran`},
+		{`ACTION=="add", ATTR{queue/iosched/slice_idle}="0"`,
+			`SRC:1: not converted: LATER:1 writes queue/iosched/slice_idle after it and is not converted (no change event reaches it, or its file is not fixed): converted, this rule's write would come after it rather than before`},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		a, b := filepath.Join(dir, "50-src.rules"), filepath.Join(dir, "70-later.rules")
+		for p, data := range map[string]string{a: src, b: tt.later + "\n"} {
+			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := PlanFix(FixInput{Read: []string{a, b}, Fix: []string{a}, Target: filepath.Join(dir, "etc"), Sys: dir})
+		got := ""
+		if err != nil {
+			got = strings.NewReplacer(a, "SRC", b, "LATER").Replace(err.Error())
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("later rule %q (-want +got):\n%s", tt.later, diff)
+		}
+	}
+}

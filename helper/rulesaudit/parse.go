@@ -88,23 +88,40 @@ type physLine struct {
 	off  int // file offset of text
 }
 
-// splitPhys ends lines where udevd's read_line() does: at "\n", "\r",
-// "\r\n" or a NUL byte; a lone "\r" or NUL inside a line ends it there.
+// splitPhys ends lines where udevd's read_line() does (fileio.c,
+// read_line_full): at "\n", "\r" or NUL, a run of end markers of
+// different kinds ("\r\n", "\n\r", "\r\n\0", ...) ending one line, a
+// marker seen twice ("\n\n") or anything after a NUL starting the next.
+// So a lone "\r" or NUL inside a line ends it there.
 func splitPhys(data string) []physLine {
-	var out []physLine
-	start := 0
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '\n', '\r', 0:
-			out = append(out, physLine{data[start:i], start})
-			if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
-				i++
-			}
-			start = i + 1
+	const zero = 1
+	eol := func(c byte) int {
+		switch c {
+		case 0:
+			return zero
+		case '\n':
+			return 2
+		case '\r':
+			return 4
 		}
+		return 0
 	}
-	if start < len(data) {
-		out = append(out, physLine{data[start:], start})
+	var out []physLine
+	for i := 0; i < len(data); {
+		j := i
+		for j < len(data) && eol(data[j]) == 0 {
+			j++
+		}
+		out = append(out, physLine{data[i:j], i})
+		prev := 0
+		for ; j < len(data); j++ {
+			e := eol(data[j])
+			if prev&zero != 0 || e == 0 || prev&e != 0 {
+				break
+			}
+			prev |= e
+		}
+		i = j
 	}
 	return out
 }

@@ -293,3 +293,29 @@ func TestAuditAsUdevd(t *testing.T) {
 		t.Errorf("writes of wild.rules (-want +got):\n%s", diff)
 	}
 }
+
+// TestSplitPhys: line ends as udevd's read_line() takes them.
+func TestSplitPhys(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"a\nb\n", []string{"a", "b"}},
+		{"a\r\nb", []string{"a", "b"}},
+		{"a\n\rb", []string{"a", "b"}},
+		{"a\r\n\x00b", []string{"a", "b"}},
+		{"a\n\nb", []string{"a", "", "b"}},
+		{"a\rb\x00c", []string{"a", "b", "c"}},
+		{"a\x00\nb", []string{"a", "", "b"}}, // nothing joins a NUL
+		{"a\r\rb\n", []string{"a", "", "b"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, l := range splitPhys(tt.in) {
+			got = append(got, l.text)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("splitPhys(%q) (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
