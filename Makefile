@@ -13,9 +13,10 @@ all: build
 deps:
 	@scripts/install-deps
 
-# The version has one home: the top entry of debian/changelog (debian/rules
-# reads the same with dpkg's pkg-info.mk). Builds without it say "devel".
-VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+# The version has one home: the top entry of debian/changelog, without its
+# Debian revision (debian/rules reads the same with dpkg's pkg-info.mk,
+# DEB_VERSION_UPSTREAM). Builds without it say "devel".
+VERSION := $(shell sed -n '1{s/^[^ ]* .//;s/[^0-9A-Za-z.+~:].*//;p;}' debian/changelog)
 GO_LDFLAGS := -s -w -X main.version=$(VERSION)
 
 build: deps
