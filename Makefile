@@ -76,8 +76,9 @@ itest: build
 # boot test, pkgtest and the host-only targets.
 # udevtest is not among them: pkgtest's vm phase boots the same guest,
 # test/udev/guest-udevtest, on the files the .deb installed (make install
-# under debian/rules, UDEV_HELPER=static as udevtest's), so make test runs
-# it once; `make udevtest` runs it on a bare make install.
+# under debian/rules, with the packages' one binary: iosched-udev a link to
+# the cgo build), so make test runs it once; `make udevtest` runs it on a
+# bare make install (the static helper).
 TEST_JOBS ?= 4
 TEST_TARGETS := boottest pkgtest vmtest fuzz lint gotest itest udevfix udevfleet
 test:
