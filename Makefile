@@ -19,9 +19,10 @@ deps-build:
 deps-lint:
 	@scripts/install-deps lint
 
-# The version has one home: the top entry of debian/changelog (debian/rules
-# reads the same with dpkg's pkg-info.mk). Builds without it say "devel".
-VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+# The version has one home: the top entry of debian/changelog, without its
+# Debian revision (debian/rules reads the same with dpkg's pkg-info.mk,
+# DEB_VERSION_UPSTREAM). Builds without it say "devel".
+VERSION := $(shell sed -n '1{s/^[^ ]* .//;s/[^0-9A-Za-z.+~:].*//;p;}' debian/changelog)
 GO_LDFLAGS := -s -w -X main.version=$(VERSION)
 
 build: deps-build
@@ -82,8 +83,9 @@ itest: deps build
 # boot test, pkgtest and the host-only targets.
 # udevtest is not among them: pkgtest's vm phase boots the same guest,
 # test/udev/guest-udevtest, on the files the .deb installed (make install
-# under debian/rules, UDEV_HELPER=static as udevtest's), so make test runs
-# it once; `make udevtest` runs it on a bare make install.
+# under debian/rules, with the packages' one binary: iosched-udev a link to
+# the cgo build), so make test runs it once; `make udevtest` runs it on a
+# bare make install (the static helper).
 TEST_JOBS ?= 4
 TEST_TARGETS := boottest pkgtest vmtest fuzz lint gotest itest udevfix udevfleet
 test:

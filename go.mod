@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/go-cmp v0.7.0
-	github.com/jochenvg/go-udev v0.0.0-20171110120927-d6b62d56d37b
+	github.com/jochenvg/go-udev v0.0.0-20240801134859-b65ed646224b
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.74.0
 	golang.org/x/sys v0.50.0

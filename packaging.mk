@@ -11,6 +11,13 @@
 #   make pkgtest                       test/pkg/run: lintian, DESTDIR round
 #                                      trip, initramfs-tools and dracut
 #                                      images, the RPM, package in the VM
+#   make debbuild [PREVIOUS_DEB=...]   packaging/deb/sid-build: the source
+#                                      package built offline in a clean sid
+#                                      chroot, sid's lintian --pedantic,
+#                                      autopkgtest, piuparts-style upgrade
+#                                      from PREVIOUS_DEB; out/debbuild
+#   make startupbench                  packaging/startup-bench: cgo vs
+#                                      static udev helper, fork+exec
 #
 # UDEV_HELPER says what $(UDEVDIR)/iosched-udev is: "static", a copy of
 # bin/iosched-static (CGO_ENABLED=0: no libudev to load on every event), or
@@ -49,7 +56,7 @@ GO_MD2MAN ?= go-md2man
 # Every rules file of rules.d/, by name: install and uninstall use one list.
 IOSCHED_RULES := $(notdir $(wildcard rules.d/*.rules))
 
-.PHONY: man install install-files uninstall deb rpm pkgtest
+.PHONY: man install install-files uninstall deb rpm pkgtest debbuild startupbench
 
 man: bin/iosched.8
 bin/iosched.8: man/iosched.8.md
@@ -101,17 +108,36 @@ uninstall:
 		echo "udevadm control --reload"; udevadm control --reload; fi
 
 # deb: the Debian package into out/deb (packaging/deb/build says how);
+# UDEV_HELPER only when given: the package's own default is debian/rules'
+# (link: one binary, docs/install.md);
 # DEB_BUILD_OPTIONS goes to dpkg-buildpackage (`make test` gives nocheck:
 # its gotest runs the go test debian/rules would).
 deb: deps
-	GO=$(GO) UDEV_HELPER=$(UDEV_HELPER) DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" packaging/deb/build
+	GO=$(GO) $(if $(filter command line environment,$(origin UDEV_HELPER)),UDEV_HELPER=$(UDEV_HELPER)) \
+		DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" packaging/deb/build
 
-# rpm: the RPM from packaging/rpm/iosched.spec into out/rpm, with this
-# machine's Go and module cache and no network (packaging/rpm/build).
+# rpm: the RPMs from packaging/rpm/iosched.spec into out/rpm, from the
+# release tarball and a vendor tarball of this machine's module cache, with
+# this machine's Go and no network (packaging/rpm/build); DEB_BUILD_OPTIONS
+# with nocheck skips %check.
 rpm: deps
-	GO=$(GO) packaging/rpm/build
+	GO=$(GO) DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" packaging/rpm/build
 
 # pkgtest installs the .deb the deb target built (the one the boot test
 # installs too, when `make test` runs both side by side).
 pkgtest: deps deb build man
 	GO=$(GO) test/pkg/run --deb "$$(ls out/deb/iosched_*.deb)"
+
+# debbuild: the Debian source package as a buildd builds it and as the
+# archive checks it (packaging/deb/sid-build); not in `make test`: a cold
+# run debootstraps sid and installs the Go -dev packages (minutes), and
+# what make test needs from the package, make deb builds on this machine.
+# PREVIOUS_DEB: the package to upgrade from (the piuparts phase skips the
+# upgrade without it).
+debbuild: deps
+	packaging/deb/sid-build $(if $(PREVIOUS_DEB),--previous $(PREVIOUS_DEB))
+
+# startupbench: one binary or two for the udev entry point, on numbers
+# (packaging/startup-bench; docs/install.md has the last run).
+startupbench: deps
+	GO=$(GO) packaging/startup-bench $(STARTUP_ROUNDS)
