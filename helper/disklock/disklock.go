@@ -115,10 +115,15 @@ func (d Dir) open() (int, error) {
 		return -1, fmt.Errorf("open %s: %w", parent, err)
 	}
 	defer unix.Close(pfd)
-	created := true
-	if err := unix.Mkdirat(pfd, base, 0o700); errors.Is(err, unix.EEXIST) {
-		created = false
-	} else if err != nil {
+	if err := unix.Mkdirat(pfd, base, 0o700); err == nil {
+		// mkdirat's mode went through the umask; ours is exact. Set it
+		// before the open: under umask 0777 the directory is mode 0 and
+		// only root could open it. The parent is trusted, so the name
+		// still is the directory just made.
+		if err := unix.Fchmodat(pfd, base, 0o700, 0); err != nil {
+			return -1, fmt.Errorf("chmod lock directory %s: %w", d.Path, err)
+		}
+	} else if !errors.Is(err, unix.EEXIST) {
 		return -1, fmt.Errorf("create lock directory %s: %w", d.Path, err)
 	}
 	fd, err := retryEINTR(func() (int, error) {
@@ -129,13 +134,6 @@ func (d Dir) open() (int, error) {
 	}
 	if err != nil {
 		return -1, fmt.Errorf("open lock directory %s: %w", d.Path, err)
-	}
-	if created {
-		// mkdirat's mode went through the umask; ours is exact.
-		if err := unix.Fchmod(fd, 0o700); err != nil {
-			unix.Close(fd)
-			return -1, fmt.Errorf("chmod lock directory %s: %w", d.Path, err)
-		}
 	}
 	if err := d.check(fd, d.Path, unix.S_IFDIR, 0o700, 0o7777); err != nil {
 		unix.Close(fd)
