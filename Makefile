@@ -100,9 +100,12 @@ endif
 
 # bench: every benchmark, each rewriting its table in docs/: the kernel
 # series base vs patched in qemu (vmbench), the udev rules in qemu
-# (udevbench), then the helper against raw writes on a loop device.
+# (udevbench), then the helper against raw writes on a loop device, and
+# what raw and helper writes every 100 ms cost fio's reads of a busy loop
+# device (stall-host, docs/stall-host.md).
 bench: build vmbench udevbench
 	bench/helper-bench
+	bench/stall-host
 
 clean:
 	rm -rf bin
