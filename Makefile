@@ -27,8 +27,9 @@ status: build
 	bin/iosched status
 
 # lint: Go (gofmt, vet, staticcheck), every shell script git tracks
-# (shellcheck, warnings and errors), and references a reader of the
-# repository cannot follow (scripts/check-references).
+# (shellcheck, warnings and errors), references a reader of the
+# repository cannot follow (scripts/check-references), and the test
+# harness's result protocol against fake guests (test/lib/ktap-test).
 lint: deps
 	test -z "$$(gofmt -l helper test bench)" || { gofmt -l helper test bench; exit 1; }
 	$(GO) vet ./...
@@ -36,6 +37,7 @@ lint: deps
 	shellcheck -S warning -x $$(scripts/shell-files)
 	scripts/check-references
 	scripts/check-references-test
+	test/lib/ktap-test >/dev/null
 
 gotest: deps
 	$(GO) test ./helper/...
