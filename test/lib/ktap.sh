@@ -53,9 +53,18 @@ skip() {
 }
 
 # check NAME WANT GOT: ok "NAME: GOT" when GOT is WANT, else not ok naming
-# both.
+# both; values of more than one line go to diagnostics (a result is a line).
 check() {
-	if [ "$2" = "$3" ]; then ok "$1: $3"; else fail "$1: want '$2', got '$3'"; fi
+	case $2$3 in
+	*"
+"*)
+		if [ "$2" = "$3" ]; then ok "$1"; return; fi
+		fail "$1"
+		printf '%s\n' "$2" | sed 's/^/# want| /'
+		printf '%s\n' "$3" | sed 's/^/# got | /'
+		;;
+	*) if [ "$2" = "$3" ]; then ok "$1: $3"; else fail "$1: want '$2', got '$3'"; fi ;;
+	esac
 }
 
 # check_run NAME CMD...: ok when CMD exits 0; else not ok with its status,
@@ -199,8 +208,9 @@ ktap_subtest() {
 diag_lines() { tr -d '\r' <"$1" | sed -n "s/^# \\($2 \\)/\\1/p"; }
 
 # median: the median of the numbers on stdin, one a line (the mean of the
-# middle two for an even count); status 1 when there is none.
+# middle two for an even count, to 15 digits: print's 6 would make a
+# nanosecond median 1.17771e+07); status 1 when there is none.
 median() {
 	sort -n | awk '{ v[NR] = $1 }
-	END { if (NR == 0) exit 1; if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	END { if (NR == 0) exit 1; printf "%.15g\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
