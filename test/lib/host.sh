@@ -80,19 +80,3 @@ target() {
 targets_report() {
 	while read -r _how _what; do "$_how" "$_what"; done <"$TARGETS_FILE"
 }
-
-# tally NAME DIR RC: the verdict of one guest run whose test/vm/run status
-# was RC and whose "@@ ok"/"@@ FAIL" lines are in DIR/results. Prints the
-# checks to stderr, returns 1 when the run failed, a check failed, or no
-# check passed (a guest that passes nothing has tested nothing).
-tally() {
-	_name=$1 _dir=$2 _rc=$3
-	grep -E '^(ok|FAIL) ' "$_dir/results" 2>/dev/null | sed "s/^/  $_name: /" >&2 || true
-	_ok=$(grep -c '^ok ' "$_dir/results" 2>/dev/null || true)
-	_fail=$(grep -c '^FAIL ' "$_dir/results" 2>/dev/null || true)
-	if [ "$_rc" -ne 0 ] || [ "${_fail:-0}" -ne 0 ] || [ "${_ok:-0}" -eq 0 ]; then
-		log "$_name: FAILED (${_ok:-0} ok, ${_fail:-0} failed, run status $_rc; see $_dir/)"
-		return 1
-	fi
-	log "$_name: passed (${_ok} checks, dmesg clean)"
-}
