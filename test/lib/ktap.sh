@@ -199,6 +199,7 @@ ktap_subtest() {
 		"$@" 2>&1 || _rc=$?
 		echo "# exit=$_rc"
 	} | tee "/tmp/ktap-sub.$$" | sed 's/^/    /'
+	_rc=0
 	ktap_tally "$_sub" "/tmp/ktap-sub.$$" || _rc=1
 	rm -f "/tmp/ktap-sub.$$"
 	return "$_rc"
