@@ -354,7 +354,12 @@ var (
 	callLine    = regexp.MustCompile(`^(\d+)\s+(open|openat|openat2|creat|truncate)\((.*)\)\s+= (.*)$`)
 	resumedLine = regexp.MustCompile(`^(\d+)\s+<\.\.\. (\w+) resumed>(.*)$`)
 	otherLine   = regexp.MustCompile(`^(\d+)\s+(\w+)\(`)
-	unfinished  = " <unfinished ...>"
+	// strace attached to a new thread inside a system call it could not
+	// decode (seen under load, as the Go runtime starts its threads):
+	// "PID ???( <unfinished ...>", "PID ???( <detached ...>" and
+	// "PID <... ??? resumed>...". No path is named, so nothing to read.
+	undecoded  = regexp.MustCompile(`^\d+\s+(\?\?\?\( <(unfinished|detached) \.\.\.>|<\.\.\. \?\?\? resumed>.*)$`)
+	unfinished = " <unfinished ...>"
 )
 
 // parseTrace reads `strace -f -o FILE` output: "PID call(args) = ret",
@@ -368,7 +373,7 @@ func parseTrace(trace string) ([]openCall, error) {
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if line == "" {
+		if line == "" || undecoded.MatchString(line) {
 			continue
 		}
 		if strings.HasSuffix(line, unfinished) {
