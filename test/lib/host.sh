@@ -1,10 +1,11 @@
 # shellcheck shell=sh
 # host.sh: what every host-side driver of the VM harness shares (POSIX sh,
-# sourced): logging, the statistics of a benchmark, target checks and the
-# one tally of a guest run. The caller sets PROG (its name in log lines).
+# sourced): the result protocol and its tally (ktap.sh), cache keys, the
+# guest slot, the statistics of a benchmark and its targets. The caller
+# sets TOP (the repository) and PROG (its name in log lines).
 
-# log MSG...: a timestamped line on stderr.
-log() { echo "${PROG:-harness}: $(date -u +%H:%M:%S) $*" >&2; }
+# shellcheck source=test/lib/ktap.sh
+. "$TOP/test/lib/ktap.sh"
 
 # hash: the first 16 hex digits of the SHA-256 of stdin (cache keys).
 hash() { sha256sum | cut -c1-16; }
@@ -61,41 +62,21 @@ series_dir() {
 # line (comments and blank lines skipped).
 series_patches() { grep -v '^[[:space:]]*\(#\|$\)' "$1/series" | sed "s|^|$1/|"; }
 
-# median: the median of the numbers on stdin, one a line (the mean of the
-# middle two for an even count).
-median() {
-	sort -n | awk '{ v[NR] = $1 }
-	END { if (NR == 0) exit 1; if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
 # ms NS: nanoseconds as milliseconds, 2 decimals from 0.1 ms, else 4.
 ms() { awk -v ns="$1" 'BEGIN { v = ns / 1e6; if (v >= 0.1) printf "%.2f", v; else printf "%.4f", v }'; }
 
 # ratio A B: A / B with one decimal ("-" when B is 0 or empty).
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "-"; else printf "%.1f", a / b }'; }
 
-# targets_init FILE: start a list of target results in FILE.
-# target DESCRIPTION AWK-CONDITION: append "- met: ..." or "- MISSED: ...".
-# targets_missed: status 0 when some target in the list was missed.
+# targets_init FILE: start a list of benchmark targets in FILE.
+# target DESCRIPTION AWK-CONDITION: note whether the target is met (callable
+# from a pipeline's subshell: the list is a file).
+# targets_report: each target as a result (ok, fail) of the caller's output.
 targets_init() { TARGETS_FILE=$1; : >"$TARGETS_FILE"; }
 target() {
-	if awk "BEGIN { exit !($2) }" </dev/null; then echo "- met: $1" >>"$TARGETS_FILE"
-	else echo "- MISSED: $1" >>"$TARGETS_FILE"; fi
+	if awk "BEGIN { exit !($2) }" </dev/null; then echo "ok $1" >>"$TARGETS_FILE"
+	else echo "fail $1" >>"$TARGETS_FILE"; fi
 }
-targets_missed() { grep -q '^- MISSED' "$TARGETS_FILE"; }
-
-# tally NAME DIR RC: the verdict of one guest run whose test/vm/run status
-# was RC and whose "@@ ok"/"@@ FAIL" lines are in DIR/results. Prints the
-# checks to stderr, returns 1 when the run failed, a check failed, or no
-# check passed (a guest that passes nothing has tested nothing).
-tally() {
-	_name=$1 _dir=$2 _rc=$3
-	grep -E '^(ok|FAIL) ' "$_dir/results" 2>/dev/null | sed "s/^/  $_name: /" >&2 || true
-	_ok=$(grep -c '^ok ' "$_dir/results" 2>/dev/null || true)
-	_fail=$(grep -c '^FAIL ' "$_dir/results" 2>/dev/null || true)
-	if [ "$_rc" -ne 0 ] || [ "${_fail:-0}" -ne 0 ] || [ "${_ok:-0}" -eq 0 ]; then
-		log "$_name: FAILED (${_ok:-0} ok, ${_fail:-0} failed, run status $_rc; see $_dir/)"
-		return 1
-	fi
-	log "$_name: passed (${_ok} checks, dmesg clean)"
+targets_report() {
+	while read -r _how _what; do "$_how" "$_what"; done <"$TARGETS_FILE"
 }

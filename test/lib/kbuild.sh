@@ -1,10 +1,8 @@
 # shellcheck shell=sh
 # kbuild.sh: configure and build a kernel from a tree fetched by
 # test/vm/fetch-kernel, objects in an O= directory (POSIX sh, sourced).
-# The caller sets SRC (the tree), JOBS, and defines log(). Used by
-# test/vm/kernels and test/boot/build-kernel; test/vm/build-kernels keeps
-# its own copy for now, because its cache key hashes its own text and
-# changing it would rebuild every cached 7.3 kernel.
+# The caller sets SRC (the tree) and JOBS, and sources test/lib/ktap.sh
+# (log). Used by test/vm/build-kernels and test/boot/build-kernel.
 
 # kmake DIR ARGS...: make in the shared tree with its objects in DIR.
 kmake() { _b=$1; shift; make -s -C "$SRC" O="$_b" ARCH=x86_64 "$@"; }

@@ -1,13 +1,13 @@
 # shellcheck shell=sh
 # What the guest scripts of the udev and package tests add to the harness's
 # guest library (sourced, not run; test/udev/run and test/pkg/run put it at
-# /iosched-test/guest-lib.sh, and test/vm/guest/lib.sh and report.sh beside
-# it). They run in the Debian root filesystem under the harness init:
-# mount what udevd needs, start it, make disks, count scheduler writes.
-# Results go to stdout as "@@ " lines (test/vm/HARNESS.md).
+# /iosched-test/guest-lib.sh, and test/vm/guest/lib.sh and test/lib/ktap.sh
+# beside it). They run in the Debian root filesystem under the harness
+# init: mount what udevd needs, start it, make disks, count scheduler
+# writes. Results: the protocol of test/lib/ktap.sh.
 
 IOSCHED_LIB=/iosched-test
-# param, active, nullb, prof_*, median, finish and the report functions.
+# param, active, nullb, prof_* and, through it, ktap.sh.
 # shellcheck source=test/vm/guest/lib.sh
 . /iosched-test/lib.sh
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -31,7 +31,7 @@ setup_mounts() {
 start_udevd() {
 	/usr/lib/systemd/systemd-udevd --daemon || {
 		fail "systemd-udevd --daemon failed"
-		finish
+		ktap_end
 	}
 	udevadm control --ping || sleep 1
 }

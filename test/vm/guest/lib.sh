@@ -1,13 +1,13 @@
 # shellcheck shell=sh
 # The guest library of the VM harness (sourced, not run): busybox sh in the
 # harness initramfs, the Debian root's sh under test/udev and test/pkg.
-# Results go to stdout as "@@ " lines (test/vm/HARNESS.md); the harness
-# init prints "@@ exit N" from our status. Beside it: report.sh (log,
-# result, ok, fail, check).
+# Results go to stdout in the protocol of ktap.sh beside it (test/lib/ktap.sh:
+# ok, fail, skip, check, diag, log, median, ktap_begin, ktap_end); the
+# harness init adds the kernel log and the exit status.
 
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-# shellcheck source=test/vm/guest/report.sh
-. "${IOSCHED_LIB:-/iosched}/report.sh"
+# shellcheck source=test/lib/ktap.sh
+. "${IOSCHED_LIB:-/iosched}/ktap.sh"
 
 # param NAME DEFAULT: the value of iosched.NAME=VALUE on the kernel command
 # line (the host passes each test's expectations there).
@@ -128,7 +128,7 @@ freezes() {
 # by swtime, the queue freezes they took (function profiler) and the
 # modprobe runs they caused (the initramfs's /sbin/modprobe logs its calls),
 # as one line test/vm/series reads:
-#   @@ bench OP kind=KIND median_ns=N writes=N ok=N freezes=N modprobe=N
+#   # bench OP kind=KIND median_ns=N writes=N ok=N freezes=N modprobe=N
 # KIND: unchanged (a write of what the file holds), changed, or control (an
 # unchanged write whose store never freezes on the kernel it is meant for:
 # the yardstick of the 3x target). freezes is "-" without the profiler.
@@ -143,8 +143,8 @@ bench_op() {
 	prof_ok && { prof_stop; _fr=$(prof_count); }
 	_mp=0
 	[ -f /tmp/modprobe.log ] && _mp=$(wc -l </tmp/modprobe.log)
-	result "bench $_op kind=$_kind median_ns=$(field median_ns "$_out") writes=$(field n "$_out") ok=$(field ok "$_out") freezes=$_fr modprobe=$_mp"
-	[ "$(field ok "$_out")" = "$_n" ] || fail "$_op: not every write succeeded: $_out"
+	diag "bench $_op kind=$_kind median_ns=$(field median_ns "$_out") writes=$(field n "$_out") ok=$(field ok "$_out") freezes=$_fr modprobe=$_mp"
+	check "$_op: writes that succeeded" "$_n" "$(field ok "$_out")"
 }
 
 # bench_pair OP KIND CONTROL CONTROL-FILE CONTROL-VALUE SWTIME-ARGS...: OP
@@ -156,7 +156,7 @@ bench_op() {
 # so the ratio is taken within each round, where both ran moments apart.
 # One line, bench_op's fields over OP's R*K writes (freezes and modprobe
 # runs counted over OP's writes only) plus the pairing:
-#   @@ bench OP kind=KIND median_ns=N writes=N ok=N freezes=N modprobe=N paired=CONTROL rounds=R ratio=X
+#   # bench OP kind=KIND median_ns=N writes=N ok=N freezes=N modprobe=N paired=CONTROL rounds=R ratio=X
 # ratio: the median over the rounds of OP's median / CONTROL's median.
 bench_pair() {
 	_op=$1 _kind=$2 _cop=$3 _cf=$4 _cv=$5
@@ -181,20 +181,8 @@ bench_pair() {
 		awk -v a="$(field median_ns "$_out")" -v b="$(field median_ns "$_c")" \
 			'BEGIN { if (b > 0) printf "%.4f\n", a / b }' >>/tmp/pair.ratio
 	done
-	# The median over every write, as an integer (awk would print a
-	# half-integer median in %g, 1.17771e+07).
-	_med=$(sort -n /tmp/pair.ns | awk '{ v[NR] = $1 }
-		END { if (NR) printf "%d\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-	result "bench $_op kind=$_kind median_ns=$_med writes=$(wc -l </tmp/pair.ns) ok=$_ok freezes=$_fr modprobe=$_mp paired=$_cop rounds=$(wc -l </tmp/pair.ratio) ratio=$(median </tmp/pair.ratio)"
-	[ "$_ok" = $((_r * _k)) ] || fail "$_op: not every write succeeded: $_ok of $((_r * _k))"
-}
-
-# median: the median of the numbers on stdin, one a line.
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-# finish: the status the harness init reports as "@@ exit N".
-finish() {
-	log "$failed failed check(s)"
-	[ "$failed" -eq 0 ] && exit 0
-	exit 1
+	# The median over every write, in whole nanoseconds.
+	_med=$(median </tmp/pair.ns | awk '{ printf "%d\n", $1 }')
+	diag "bench $_op kind=$_kind median_ns=$_med writes=$(wc -l </tmp/pair.ns) ok=$_ok freezes=$_fr modprobe=$_mp paired=$_cop rounds=$(wc -l </tmp/pair.ratio) ratio=$(median </tmp/pair.ratio)"
+	check "$_op: writes that succeeded" $((_r * _k)) "$_ok"
 }
