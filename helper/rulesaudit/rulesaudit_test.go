@@ -173,7 +173,7 @@ func TestList(t *testing.T) {
 	mk(filepath.Join(run, "80-empty.rules"), "")
 	mk(filepath.Join(lib, "80-empty.rules"), rule)
 	// Skipped, masking nothing: a dangling link, a directory, a FIFO.
-	if err := os.Symlink("/nonexistent", filepath.Join(etc, "90-dangling.rules")); err != nil {
+	if err := os.Symlink(filepath.Join(t.TempDir(), "missing"), filepath.Join(etc, "90-dangling.rules")); err != nil {
 		t.Fatal(err)
 	}
 	mk(filepath.Join(lib, "90-dangling.rules"), rule)
