@@ -37,6 +37,7 @@ status: build
 # (shellcheck, warnings and errors), references a reader of the
 # repository cannot follow (scripts/check-references), and the test
 # harness's result protocol against fake guests (test/lib/ktap-test).
+# scripts/fuzz-test holds scripts/fuzz's verdicts and its one retry against a fake go.
 lint: deps-lint
 	! scripts/install-deps --list build | grep -Ex 'qemu.*|debootstrap|busybox.*'
 	test -z "$$(gofmt -l helper test bench)" || { gofmt -l helper test bench; exit 1; }
@@ -45,6 +46,7 @@ lint: deps-lint
 	shellcheck -S warning -x $$(scripts/shell-files)
 	scripts/check-references
 	scripts/check-references-test
+	scripts/fuzz-test >/dev/null
 	test/lib/ktap-test >/dev/null
 
 gotest: deps-build
