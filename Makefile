@@ -50,7 +50,7 @@ lint: deps-lint
 	test/lib/ktap-test >/dev/null
 
 gotest: deps-build
-	$(GO) test ./helper/...
+	$(GO) test ./helper/... ./bench/...
 
 # fuzz: every Go fuzz target (go test -list '^Fuzz'), FUZZTIME each
 # (default 15s) with FUZZ_PARALLEL workers (default one per CPU), at

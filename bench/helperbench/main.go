@@ -17,7 +17,9 @@
 // ways: by Go's os/exec (vfork: the child's own cost), and, for every
 // command that changes nothing, by forkexec (./bench/helperbench/forkexec,
 // built with cc), a plain fork + exec as systemd-udevd starts a RUN+=
-// program. The table (report.go) is printed and written to -out.
+// program. The tables (report.go) are written to -out; stdout lists the
+// targets, "ok NAME" or "fail NAME" a line, which bench/helper-bench
+// reports as results (test/lib/ktap.sh).
 //
 // Every loop device is detached on exit, on failure and on SIGINT/SIGTERM
 // (loops.go); the measured disk gets back the scheduler it had when
@@ -138,6 +140,7 @@ type bench struct {
 	results results
 	status  *statusResult
 	host    hostInfo // the machine, read before the first timed run
+	targets []target // as report() checked them
 }
 
 func (b *bench) run() error {
@@ -167,7 +170,6 @@ func (b *bench) run() error {
 		return err
 	}
 	report := b.report()
-	fmt.Print(report)
 	dst := *out
 	if !filepath.IsAbs(dst) {
 		dst = filepath.Join(b.root, dst)
@@ -176,7 +178,7 @@ func (b *bench) run() error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "helperbench: wrote %s\n", dst)
-	return nil
+	return writeTargets(os.Stdout, b.targets)
 }
 
 // command is how the report names this run.

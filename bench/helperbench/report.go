@@ -3,6 +3,7 @@ package main
 import (
 	"debug/elf"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"runtime"
@@ -67,11 +68,36 @@ func ratio(a, b time.Duration) string {
 	return fmt.Sprintf("%.2fx", float64(a)/float64(b))
 }
 
-func verdict(ok bool) string {
+// target is one target of docs/targets.md as this run measured it: a
+// result line of bench/helper-bench (test/lib/ktap.sh's protocol).
+type target struct {
+	name string
+	ok   bool
+}
+
+// check records the target name and returns its word in the report,
+// the protocol's: "ok" or "not ok".
+func (b *bench) check(name string, ok bool) string {
+	b.targets = append(b.targets, target{name, ok})
 	if ok {
-		return "met"
+		return "ok"
 	}
-	return "NOT met"
+	return "not ok"
+}
+
+// writeTargets lists the targets for bench/helper-bench, one a line:
+// "ok NAME" or "fail NAME" (targets_report in test/lib/host.sh).
+func writeTargets(w io.Writer, ts []target) error {
+	for _, t := range ts {
+		word := "fail"
+		if t.ok {
+			word = "ok"
+		}
+		if _, err := fmt.Fprintf(w, "%s %s\n", word, t.name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // report renders the markdown that -out receives.
@@ -149,11 +175,13 @@ func (b *bench) report() string {
 	p("\nBoth are built stripped (`-ldflags='-s -w'`, `-trimpath`) by `make build`.\n\n")
 
 	p("## Against docs/targets.md\n\n")
-	// within: "os/exec X (verdict), fork+exec Y (verdict)" for variant v.
+	// within: "X with os/exec (ok), Y with fork+exec (not ok)" for
+	// variant v, each a target.
 	within := func(v string) string {
 		o, f := sum[v].median, fork[v].median
 		return fmt.Sprintf("%s with os/exec (%s), %s with fork+exec (%s)",
-			ratio(o, cat), verdict(float64(o) <= noopPerCat*float64(cat)), ratio(f, fcat), verdict(float64(f) <= noopPerCat*float64(fcat)))
+			ratio(o, cat), b.check(fmt.Sprintf("%s at most %.0fx cat with os/exec: %s", v, noopPerCat, ratio(o, cat)), float64(o) <= noopPerCat*float64(cat)),
+			ratio(f, fcat), b.check(fmt.Sprintf("%s at most %.0fx cat with fork+exec: %s", v, noopPerCat, ratio(f, fcat)), float64(f) <= noopPerCat*float64(fcat)))
 	}
 	p("- iosched set with nothing to do at most %.0fx cat: static (the build udev runs) %s; cgo %s\n", noopPerCat, within(vSetStatic), within(vSetCgo))
 	p("  - `iosched udev` with nothing to do / cat = static %s; cgo %s\n", within(vUdevSt), within(vUdevCgo))
@@ -165,18 +193,22 @@ func (b *bench) report() string {
 		both(vFloorSt), both(vFloorCgo), both(vGoCatSt), both(vGoCatCgo))
 	setSt, setCgo := sum[vSetStatic].median, sum[vSetCgo].median
 	p("- iosched set with nothing to do below the unchanged write it avoids: %s ms static, %s ms cgo vs in-process write(2) %s ms and sh write %s ms: %s\n",
-		ms(setSt), ms(setCgo), ms(sum[vWrite].median), ms(sum[vShWrite].median), verdict(max(setSt, setCgo) < sum[vWrite].median))
+		ms(setSt), ms(setCgo), ms(sum[vWrite].median), ms(sum[vShWrite].median),
+		b.check(fmt.Sprintf("iosched set with nothing to do below an unchanged write(2) of scheduler: %s ms static, %s ms cgo, write %s ms", ms(setSt), ms(setCgo), ms(sum[vWrite].median)), max(setSt, setCgo) < sum[vWrite].median))
 	p("- iosched status under %s ms a disk: static %s ms %s, cgo %s ms %s\n", ms(statusPerDisk),
-		ms(slopeSt), verdict(slopeSt < statusPerDisk), ms(slopeCgo), verdict(slopeCgo < statusPerDisk))
+		ms(slopeSt), b.check(fmt.Sprintf("iosched status (static) under %s ms a disk: %s ms", ms(statusPerDisk), ms(slopeSt)), slopeSt < statusPerDisk),
+		ms(slopeCgo), b.check(fmt.Sprintf("iosched status (cgo) under %s ms a disk: %s ms", ms(statusPerDisk), ms(slopeCgo)), slopeCgo < statusPerDisk))
 	attrSt, attrCgo := sum[vAttrSt].median, sum[vAttrCgo].median
 	p("- the attribute no-op (iosched set rotational=V) at most %.0fx cat: static %s; cgo %s\n", noopPerCat, within(vAttrSt), within(vAttrCgo))
 	p("- the attribute no-op below the unchanged write it avoids: %s ms static, %s ms cgo vs write(2) %s ms: %s\n",
-		ms(attrSt), ms(attrCgo), ms(sum[vAttrWrite].median), verdict(max(attrSt, attrCgo) < sum[vAttrWrite].median))
+		ms(attrSt), ms(attrCgo), ms(sum[vAttrWrite].median),
+		b.check(fmt.Sprintf("the attribute no-op below an unchanged write(2) of rotational: %s ms static, %s ms cgo, write %s ms", ms(attrSt), ms(attrCgo), ms(sum[vAttrWrite].median)), max(attrSt, attrCgo) < sum[vAttrWrite].median))
 	size := int64(-1)
 	if fi, err := os.Stat(b.bins.cgo); err == nil {
 		size = fi.Size()
 	}
-	p("- bin/iosched under %d MB stripped: %d bytes: %s\n", maxBinary/1_000_000, size, verdict(size >= 0 && size < maxBinary))
+	p("- bin/iosched under %d MB stripped: %d bytes: %s\n", maxBinary/1_000_000, size,
+		b.check(fmt.Sprintf("bin/iosched under %d MB stripped: %d bytes", maxBinary/1_000_000, size), size >= 0 && size < maxBinary))
 	return w.String()
 }
 

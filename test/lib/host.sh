@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # host.sh: what every host-side driver of the VM harness shares (POSIX sh,
 # sourced): the result protocol and its tally (ktap.sh), cache keys, the
-# guest slot, the statistics of a benchmark and its targets. The caller
+# guest slot and the qemu launcher, the statistics of a benchmark and its targets. The caller
 # sets TOP (the repository) and PROG (its name in log lines).
 
 # shellcheck source=test/lib/ktap.sh
@@ -48,6 +48,45 @@ guest_nice() {
 	if [ -n "${GUEST_NICE:-}" ]; then echo "$GUEST_NICE"
 	elif [ "$(id -u)" -eq 0 ]; then echo -10
 	else echo 0; fi
+}
+
+# guest_boot DIR TIMEOUT QEMU-ARGS...: the one way the harness runs a qemu
+# guest (test/vm/run, test/boot/run): qemu-system-x86_64 under TCG with
+# -smp 2, no display, no reboot, the serial console in DIR/console.log,
+# plus the caller's kernel, memory, disks and command line. The guest
+# waits for its turn of the slots (guest_slot_take) and runs at
+# guest_nice; qemu runs in the background so that the timeout (TIMEOUT
+# seconds from when the slot is ours) stops exactly this process, by its
+# PID. Writes DIR/results, the console without the serial line's carriage
+# returns, for the caller's ktap_tally. Returns 1 when the guest timed out
+# (the console's tail on stderr), else 0: the verdict is the tally's.
+guest_boot() {
+	_dir=$1 _timeout=$2
+	shift 2
+	guest_slot_take
+	_start=$(date +%s)
+	nice -n "$(guest_nice)" qemu-system-x86_64 -nodefaults -no-user-config -machine pc -accel tcg \
+		-smp 2 -display none -no-reboot -serial "file:$_dir/console.log" \
+		"$@" </dev/null >"$_dir/qemu.log" 2>&1 &
+	_qpid=$! _timedout=0
+	while kill -0 "$_qpid" 2>/dev/null; do
+		if [ $(($(date +%s) - _start)) -ge "$_timeout" ]; then
+			log "$_dir: timeout after ${_timeout}s: killing qemu (pid $_qpid)"
+			kill "$_qpid" 2>/dev/null || true
+			_timedout=1
+			break
+		fi
+		sleep 1
+	done
+	_qrc=0
+	wait "$_qpid" || _qrc=$?
+	guest_slot_drop
+	log "$_dir: qemu ran $(($(date +%s) - _start)) s (status $_qrc)"
+	tr -d '\r' <"$_dir/console.log" >"$_dir/results"
+	[ "$_timedout" -ne 0 ] || return 0
+	log "$_dir: guest timed out (console tail follows)"
+	tail -n 40 "$_dir/results" | sed 's/^/  | /' >&2
+	return 1
 }
 
 # series_dir SERIES KERNEL: the directory of SERIES' patches for KERNEL
