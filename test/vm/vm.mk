@@ -3,7 +3,7 @@
 # Each kernel series lives in kernel-patches/SERIES/ (patches, series file,
 # config) and is driven by one entry point, test/vm/series SERIES test|bench.
 SERIES := elevator limits
-.PHONY: vmkernels vmtest vmtest-all vmbench checkpatch kernels \
+.PHONY: vmkernels vmtest vmtest-all vmbench vmstall checkpatch kernels \
 	$(addprefix vmtest-,$(SERIES)) $(addprefix vmbench-,$(SERIES))
 
 # vmkernels: fetch the trees and build every series' kernels (cached).
@@ -43,4 +43,12 @@ checkpatch: deps
 kernels: deps
 	GO="$(GO)" test/vm/kernels measure
 
-bench: vmtest-all kernels
+# vmstall: a busy disk's read latency under unchanged queue writes and the
+# modprobe runs of a "none" storm, 7.3 base against each series in one
+# run (its own kernel config: test/vm/config/stall.fragment); rewrites
+# docs/vmstall.md. Part of `make bench` (one kernel build the first time,
+# about 8 min of guests after).
+vmstall: deps
+	test/vm/stall
+
+bench: vmtest-all kernels vmstall
