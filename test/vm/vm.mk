@@ -8,7 +8,7 @@ SERIES := elevator limits
 # target, in vmtest-all (make bench), checkpatch and vmkernels.
 TEST_ONLY_SERIES := tagset
 ALL_SERIES := $(SERIES) $(TEST_ONLY_SERIES)
-.PHONY: vmkernels vmtest vmtest-all vmbench checkpatch kernels \
+.PHONY: vmkernels vmtest vmtest-all vmbench vmstall checkpatch kernels \
 	$(addprefix vmtest-,$(ALL_SERIES)) $(addprefix vmbench-,$(SERIES))
 
 # vmkernels: fetch the trees and build every series' kernels (cached).
@@ -48,4 +48,12 @@ checkpatch: deps
 kernels: deps
 	GO="$(GO)" test/vm/kernels measure
 
-bench: vmtest-all kernels
+# vmstall: a busy disk's read latency under unchanged queue writes and the
+# modprobe runs of a "none" storm, 7.3 base against each series in one
+# run (its own kernel config: test/vm/config/stall.fragment); rewrites
+# docs/vmstall.md. Part of `make bench` (one kernel build the first time,
+# about 8 min of guests after).
+vmstall: deps
+	test/vm/stall
+
+bench: vmtest-all kernels vmstall
