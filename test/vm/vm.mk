@@ -17,9 +17,12 @@ vmkernels: deps
 		for k in $$KERNELS; do test/vm/build-kernels $$k $$s >/dev/null || exit 1; done; done
 
 # vmtest: the mirror lookup on sources of its own, then each series' guest
-# tests on its test kernels (base, every step, debug), checkpatch and git am.
+# tests on its test kernels (base, every step, debug), checkpatch and git am;
+# the test-only series get checkpatch and git am here (seconds), their
+# boots in vmtest-all.
 vmtest: deps $(addprefix vmtest-,$(SERIES))
 	test/lib/apt-mirror-test
+	for s in $(TEST_ONLY_SERIES); do test/vm/checkpatch $$s || exit 1; done
 
 $(addprefix vmtest-,$(ALL_SERIES)): vmtest-%: deps
 	test/vm/series $* test
