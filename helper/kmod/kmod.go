@@ -9,7 +9,7 @@
 package kmod
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -31,47 +31,103 @@ func ForRelease(root, release string) Index {
 // "<sched>-iosched": as an alias in modules.alias or as a module name in
 // modules.dep (modprobe treats '-' and '_' in module names alike). A
 // missing index means modprobe can load nothing, so the answer is false.
+//
+// Each file is read once and searched as bytes: a distribution kernel's
+// index is large (Debian's 6.12: 27,000 aliases, 1.4 MB, and 0.6 MB of
+// dependencies), kyber is not among the aliases, and the udev helper
+// asks this on the boot's critical path, where splitting every line
+// into fields took 12 ms on the host and seconds under emulation.
 func (ix Index) Loadable(sched string) (bool, error) {
 	want := sched + "-iosched"
-	ok, err := scan(filepath.Join(string(ix), "modules.alias"), func(line string) bool {
-		f := strings.Fields(line)
-		return len(f) >= 3 && f[0] == "alias" && f[1] == want
+	ok, err := search(filepath.Join(string(ix), "modules.alias"), func(data []byte) bool {
+		return hasAlias(data, want)
 	})
 	if ok || err != nil {
 		return ok, err
 	}
-	mod := underscore(want)
-	return scan(filepath.Join(string(ix), "modules.dep"), func(line string) bool {
-		path, _, _ := strings.Cut(line, ":")
-		base := filepath.Base(path)
-		if i := strings.Index(base, ".ko"); i >= 0 {
-			base = base[:i]
-		}
-		return underscore(base) == mod
+	return search(filepath.Join(string(ix), "modules.dep"), func(data []byte) bool {
+		return hasModule(data, underscore(want))
 	})
 }
 
 func underscore(s string) string { return strings.ReplaceAll(s, "-", "_") }
 
-func scan(path string, match func(string) bool) (bool, error) {
-	f, err := os.Open(path)
+// hasAlias reports whether data (modules.alias) holds a line
+// "alias WANT MODULE": only the lines where WANT occurs are split.
+func hasAlias(data []byte, want string) bool {
+	w := []byte(want)
+	for off := 0; ; {
+		i := bytes.Index(data[off:], w)
+		if i < 0 {
+			return false
+		}
+		i += off
+		start := bytes.LastIndexByte(data[:i], '\n') + 1
+		end := bytes.IndexByte(data[i:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += i
+		}
+		f := bytes.Fields(data[start:end])
+		if len(f) >= 3 && string(f[0]) == "alias" && string(f[1]) == want {
+			return true
+		}
+		off = end
+	}
+}
+
+// hasModule reports whether data (modules.dep, "PATH: DEPS" lines) lists
+// a module whose file name, up to ".ko", is mod with '-' read as '_'.
+func hasModule(data []byte, mod string) bool {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			line = line[:i]
+		}
+		base := line[bytes.LastIndexByte(line, '/')+1:]
+		if i := bytes.Index(base, []byte(".ko")); i >= 0 {
+			base = base[:i]
+		}
+		if sameModule(base, mod) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameModule compares a module name with mod (already with '_' for '-').
+func sameModule(name []byte, mod string) bool {
+	if len(name) != len(mod) {
+		return false
+	}
+	for i, c := range name {
+		if c == '-' {
+			c = '_'
+		}
+		if c != mod[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// search reads path whole and reports match(its contents); a missing file
+// matches nothing.
+func search(path string, match func([]byte) bool) (bool, error) {
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("read module index %s: %w", path, bare(err))
 	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if match(s.Text()) {
-			return true, nil
-		}
-	}
-	if err := s.Err(); err != nil {
-		return false, fmt.Errorf("read module index %s: %w", path, bare(err))
-	}
-	return false, nil
+	return match(data), nil
 }
 
 // bare drops the *fs.PathError layer, whose text repeats the path the

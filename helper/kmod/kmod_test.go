@@ -1,6 +1,7 @@
 package kmod
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,63 @@ func TestLoadable(t *testing.T) {
 	}
 	if got := ForRelease("/", "7.3.4"); got != "/lib/modules/7.3.4" {
 		t.Errorf("ForRelease = %q", got)
+	}
+}
+
+// TestLoadableLines: the name must be an alias's own name, or a module's
+// file name, whole, wherever it occurs in the index.
+func TestLoadableLines(t *testing.T) {
+	tests := []struct {
+		name, alias, dep, sched string
+		want                    bool
+	}{
+		{"alias among others, no final newline", "alias a b\nalias  bfq-iosched\tbfq", "", "bfq", true},
+		{"name only as a module", "alias pci:v1 bfq-iosched\n", "", "bfq", false},
+		{"longer alias", "alias bfq-iosched-old x\nalias xbfq-iosched x\n", "", "bfq", false},
+		{"alias with no module", "alias bfq-iosched\n", "", "bfq", false},
+		{"second hit matches", "alias x bfq-iosched\nalias bfq-iosched bfq\n", "", "bfq", true},
+		{"module with underscores", "", "kernel/block/kyber_iosched.ko.zst: kernel/a.ko\n", "kyber", true},
+		{"module without directory", "", "kyber-iosched.ko:\n", "kyber", true},
+		{"name only as a dependency", "", "kernel/a.ko: kernel/block/kyber-iosched.ko\n", "kyber", false},
+		{"longer module name", "", "kernel/block/kyber-iosched2.ko:\nkernel/xkyber-iosched.ko:\n", "kyber", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, data := range map[string]string{"modules.alias": tt.alias, "modules.dep": tt.dep} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := Index(dir).Loadable(tt.sched)
+			if err != nil || got != tt.want {
+				t.Errorf("Loadable(%q) = %v, %v, want %v", tt.sched, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// BenchmarkLoadableLarge: kyber, which is no alias, in an index the size
+// of a distribution kernel's (27,000 aliases, 4,000 modules).
+func BenchmarkLoadableLarge(b *testing.B) {
+	dir := b.TempDir()
+	var alias, dep strings.Builder
+	for i := 0; i < 27000; i++ {
+		fmt.Fprintf(&alias, "alias pci:v%08Xd*sv*sd*bc*sc*i* mod%d\n", i, i%4000)
+	}
+	for i := 0; i < 4000; i++ {
+		fmt.Fprintf(&dep, "kernel/drivers/x/mod%d.ko.xz: kernel/drivers/y/dep%d.ko.xz\n", i, i)
+	}
+	dep.WriteString("kernel/block/kyber-iosched.ko.xz:\n")
+	for name, data := range map[string]string{"modules.alias": alias.String(), "modules.dep": dep.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		if ok, err := Index(dir).Loadable("kyber"); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
 	}
 }
 

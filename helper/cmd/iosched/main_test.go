@@ -435,3 +435,28 @@ func TestConfiguredFor(t *testing.T) {
 		}
 	}
 }
+
+// TestUdevReadsModuleIndexOnce: a change asked for past a scheduler the
+// disk does not offer looks that name up in the module index in the
+// read-only pass; the pass under the lock takes the same answer, since
+// the index is what a run that needs a module spends most on.
+func TestUdevReadsModuleIndexOnce(t *testing.T) {
+	sys := fixture.New(t, fixture.Standard()...)
+	environ := map[string]string{"ACTION": "add", "SUBSYSTEM": "block", "DEVTYPE": "disk",
+		"DEVPATH": "/devices/virtual/block/loop0", "IOSCHED_SCHEDULER": "nosuch,mq-deadline"}
+	e := testEnv(t, sys, environ, nil)
+	reads := 0
+	modules := e.modules
+	e.modules = func() kmod.Index { reads++; return modules() }
+	var errb bytes.Buffer
+	e.stderr = &errb
+	before := snapshot(t, sys)
+	run(e, []string{"udev"})
+	if diff := cmp.Diff([]string{filepath.Join(string(sys), "devices/virtual/block/loop0/queue/scheduler")},
+		changedFiles(before, snapshot(t, sys))); diff != "" {
+		t.Fatalf("udev changed files (-want +got):\n%s\nstderr: %s", diff, errb.String())
+	}
+	if reads != 1 {
+		t.Errorf("module index read %d times in one udev run, want 1", reads)
+	}
+}

@@ -52,13 +52,24 @@ func (e env) resolver() blockdev.Resolver {
 
 // disk is the policy.Disk of q in this environment.
 func (e env) disk(q apply.Queue) policy.Disk {
+	// Apply asks once in its read-only pass and again under the lock;
+	// the module index does not change in between, and reading it is
+	// the slowest part of a udev run that needs a module.
+	loadable := map[string]bool{}
 	return policy.Disk{
 		Queue: q,
 		Sys:   e.sys,
 		Locks: e.locks,
 		Dev:   e.dev,
 		Loadable: func(name string) (bool, error) {
-			return e.modules().Loadable(name)
+			if ok, seen := loadable[name]; seen {
+				return ok, nil
+			}
+			ok, err := e.modules().Loadable(name)
+			if err == nil {
+				loadable[name] = ok
+			}
+			return ok, err
 		},
 	}
 }
