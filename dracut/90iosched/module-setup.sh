@@ -58,4 +58,11 @@ install() {
             inst_rules "$_rule"
         fi
     done
+    # The I/O schedulers the policy may name, where the kernel builds them
+    # as modules (bfq, kyber): without them the initramfs's helper cannot
+    # switch a disk whose first choice is one of them, and the root
+    # filesystem's udevd starts it again to load the module and switch.
+    # Whether or not the host has them loaded (hostonly), and a name the
+    # kernel lacks or has built in adds nothing.
+    hostonly='' instmods bfq kyber-iosched mq-deadline
 }
