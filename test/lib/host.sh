@@ -89,6 +89,25 @@ guest_boot() {
 	return 1
 }
 
+# boot_time FIELD RESULTS...: FIELD (multi_user_s, root_s, ...) from the
+# "# time" line of each boot's results (test/boot/guest/collect), one a line.
+boot_time() {
+	_fld=$1
+	shift
+	cat "$@" 2>/dev/null | sed -n "s/^# time .* $_fld=\([0-9.]*\).*/\1/p"
+}
+
+# boot_verdict RESULTS: one boot's verdict by the protocol's own tally, in
+# words: "passed", else "FAILED: " and the failed checks, else the first
+# kernel report, else the tally's reasons (a boot cut short).
+boot_verdict() {
+	_why=$( (ktap_tally boot "$1") 2>&1 >/dev/null) && { echo passed; return; }
+	_f=$(sed -n 's/^not ok [0-9]* //p' "$1" | cut -d: -f1 | cut -c1-40 | sort -u | paste -sd ';')
+	[ -n "$_f" ] || _f=$(sed -n 's/^# dmesg: \[[ 0-9.]*\] //p' "$1" | grep -E -m 1 "$KERNEL_REPORTS" | cut -c1-60 | sed 's/^/kernel report: /')
+	[ -n "$_f" ] || _f=$(echo "$_why" | sed -n 's/.*: FAILED: [^;]*; \(.*\) (see .*/\1/p' | tail -n 1)
+	echo "FAILED: $_f"
+}
+
 # series_dir SERIES KERNEL: the directory of SERIES' patches for KERNEL
 # (MAJOR.MINOR): its variant kernel-patches/SERIES-KERNEL/ where there is
 # one, else kernel-patches/SERIES/ (the caller sets TOP).
