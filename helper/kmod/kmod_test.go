@@ -8,20 +8,26 @@ import (
 	"testing"
 )
 
-func TestLoadable(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, data string) {
+// writeIndex writes a module index of the two files Loadable reads into
+// a directory of the test's own.
+func writeIndex(tb testing.TB, alias, dep string) Index {
+	dir := tb.TempDir()
+	for name, data := range map[string]string{"modules.alias": alias, "modules.dep": dep} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
+	return Index(dir)
+}
+
+func TestLoadable(t *testing.T) {
 	// As depmod writes them for a kernel with the schedulers as modules:
 	// bfq and mq-deadline carry MODULE_ALIAS("...-iosched")
 	// (block/bfq-iosched.c:7617, block/mq-deadline.c:1013); kyber's module
 	// is named kyber-iosched after its file.
-	write("modules.alias", "# Aliases extracted from modules themselves.\nalias bfq-iosched bfq\nalias mq-deadline-iosched mq_deadline\nalias pci:v00008086d* e1000e\n")
-	write("modules.dep", "kernel/block/kyber-iosched.ko.xz:\nkernel/block/bfq.ko.xz:\nkernel/block/mq-deadline.ko.xz:\n")
-	ix := Index(dir)
+	ix := writeIndex(t,
+		"# Aliases extracted from modules themselves.\nalias bfq-iosched bfq\nalias mq-deadline-iosched mq_deadline\nalias pci:v00008086d* e1000e\n",
+		"kernel/block/kyber-iosched.ko.xz:\nkernel/block/bfq.ko.xz:\nkernel/block/mq-deadline.ko.xz:\n")
 	tests := []struct {
 		name string
 		want bool
@@ -40,7 +46,7 @@ func TestLoadable(t *testing.T) {
 			t.Errorf("Loadable(%q) = %v, %v, want %v", tt.name, got, err, tt.want)
 		}
 	}
-	if got, err := Index(filepath.Join(dir, "missing")).Loadable("bfq"); got || err != nil {
+	if got, err := Index(filepath.Join(string(ix), "missing")).Loadable("bfq"); got || err != nil {
 		t.Errorf("Loadable with no index = %v, %v, want false, nil", got, err)
 	}
 	if got := ForRelease("/", "7.3.4"); got != "/lib/modules/7.3.4" {
@@ -67,13 +73,7 @@ func TestLoadableLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, data := range map[string]string{"modules.alias": tt.alias, "modules.dep": tt.dep} {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := Index(dir).Loadable(tt.sched)
+			got, err := writeIndex(t, tt.alias, tt.dep).Loadable(tt.sched)
 			if err != nil || got != tt.want {
 				t.Errorf("Loadable(%q) = %v, %v, want %v", tt.sched, got, err, tt.want)
 			}
@@ -84,7 +84,6 @@ func TestLoadableLines(t *testing.T) {
 // BenchmarkLoadableLarge: kyber, which is no alias, in an index the size
 // of a distribution kernel's (27,000 aliases, 4,000 modules).
 func BenchmarkLoadableLarge(b *testing.B) {
-	dir := b.TempDir()
 	var alias, dep strings.Builder
 	for i := 0; i < 27000; i++ {
 		fmt.Fprintf(&alias, "alias pci:v%08Xd*sv*sd*bc*sc*i* mod%d\n", i, i%4000)
@@ -93,13 +92,9 @@ func BenchmarkLoadableLarge(b *testing.B) {
 		fmt.Fprintf(&dep, "kernel/drivers/x/mod%d.ko.xz: kernel/drivers/y/dep%d.ko.xz\n", i, i)
 	}
 	dep.WriteString("kernel/block/kyber-iosched.ko.xz:\n")
-	for name, data := range map[string]string{"modules.alias": alias.String(), "modules.dep": dep.String()} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	ix := writeIndex(b, alias.String(), dep.String())
 	for b.Loop() {
-		if ok, err := Index(dir).Loadable("kyber"); !ok || err != nil {
+		if ok, err := ix.Loadable("kyber"); !ok || err != nil {
 			b.Fatal(ok, err)
 		}
 	}
