@@ -1,9 +1,21 @@
 # shellcheck shell=sh
-# fio.sh: the one reader of fio's JSON output (--output-format=json), in
-# awk because the guests have neither python nor jq (busybox awk there).
+# fio.sh: the stall benchmarks' fio job and the one reader of its JSON
+# output (in awk: the guests have neither python nor jq, busybox awk there).
 # POSIX sh, sourced: by bench/stall-host on the host and by
 # test/vm/guest/stall-bench in the guest (test/vm/stall ships it as
 # /iosched-test/fio.sh).
+
+# fio_randread DEV SECS OUT [FIO-OPTION...]: the busy reader of both stall
+# benchmarks, whose output fio_stats reads: 4 KiB random reads of DEV at
+# queue depth 32 (libaio, O_DIRECT) for SECS seconds, the percentiles
+# fio_stats takes, JSON into OUT; fio's own messages on stdout and stderr.
+fio_randread() {
+	_dev=$1 _secs=$2 _out=$3
+	shift 3
+	fio --name=stall --filename="$_dev" --rw=randread --bs=4k --iodepth=32 \
+		--ioengine=libaio --direct=1 --time_based --runtime="$_secs" "$@" \
+		--percentile_list=50:99:99.9 --output-format=json --output="$_out"
+}
 
 # fio_stats FILE: fio's reads from its JSON output in FILE, one line:
 # "ios=N p50=NS p99=NS p999=NS max=NS" (completion latency in ns: the
