@@ -72,7 +72,11 @@ const runRulesHead = `# Generated from helper/queueattr by ` + "`go generate ./h
 ACTION!="add|change", GOTO="iosched_run_end"
 SUBSYSTEM!="block", GOTO="iosched_run_end"
 ENV{DEVTYPE}!="disk", GOTO="iosched_run_end"
-TEST!="queue/scheduler", GOTO="iosched_run_end"
+# Only a queue with a scheduler file. A read, not TEST's stat: udev keeps
+# the value for the rest of the event, and 60-iosched.rules read it first.
+ATTR{queue/scheduler}=="?*", GOTO="iosched_run_queue"
+GOTO="iosched_run_end"
+LABEL="iosched_run_queue"
 
 # Queue attributes or scheduler tunables asked for: udev cannot compare
 # those, the helper does, on every event. One line per name iosched knows
