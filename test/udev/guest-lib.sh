@@ -28,8 +28,10 @@ setup_mounts() {
 	mkdir -p /run/udev
 }
 
+# start_udevd [NAME=VALUE...]: systemd-udevd as a daemon, with NAME=VALUE
+# in its environment (guest-udevcmdline's SYSTEMD_PROC_CMDLINE).
 start_udevd() {
-	/usr/lib/systemd/systemd-udevd --daemon || {
+	env "$@" /usr/lib/systemd/systemd-udevd --daemon || {
 		fail "systemd-udevd --daemon failed"
 		ktap_end
 	}
