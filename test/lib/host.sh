@@ -103,8 +103,8 @@ boot_time() {
 boot_verdict() {
 	_why=$( (ktap_tally boot "$1") 2>&1 >/dev/null) && { echo passed; return; }
 	_f=$(sed -n 's/^not ok [0-9]* //p' "$1" | cut -d: -f1 | cut -c1-40 | sort -u | paste -sd ';')
-	[ -n "$_f" ] || _f=$(sed -n 's/^# dmesg: \[[ 0-9.]*\] //p' "$1" | grep -E -m 1 "$KERNEL_REPORTS" | cut -c1-60 | sed 's/^/kernel report: /')
-	# A guest that died before its collector ran left only its console.
+	# Kernel log lines: the collector's "# dmesg: [ T] ...", or a guest's
+	# raw console when it died before its collector ran.
 	[ -n "$_f" ] || _f=$(sed -n 's/^.*\[ *[0-9]*\.[0-9]*\] //p' "$1" | grep -E -m 1 "$KERNEL_REPORTS" | cut -c1-60 | sed 's/^/kernel report: /')
 	[ -n "$_f" ] || _f=$(echo "$_why" | sed -n 's/.*: FAILED: [^;]*; \(.*\) (see .*/\1/p' | tail -n 1)
 	echo "FAILED: $_f"
