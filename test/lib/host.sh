@@ -50,12 +50,33 @@ guest_nice() {
 	else echo 0; fi
 }
 
+# guest_clock: qemu's accelerator options for the guest's clock, by
+# GUEST_CLOCK. "wall" (the default): TCG with a host thread per vCPU, and
+# the guest's clock is the host's, so every time a guest measures moves
+# with the host's load (boot to boot about 30%, docs/testing.md). "icount":
+# one host thread runs both vCPUs in turn and the guest's clock counts the
+# instructions they execute (shift=0: 1 ns each), jumping to the next
+# timer when both are idle (sleep=off): a time measured in the guest is
+# the work done on the way, the same on a busy host as on a quiet one. The
+# timing benchmarks use it (test/boot/bootbench, scale's helper boot);
+# the tests keep "wall", where vCPUs racing in parallel is the point.
+guest_clock() {
+	case ${GUEST_CLOCK:-wall} in
+	wall) echo "-accel tcg" ;;
+	icount) echo "-accel tcg,thread=single -icount shift=0,sleep=off" ;;
+	*)
+		echo "GUEST_CLOCK=$GUEST_CLOCK: want wall or icount" >&2
+		return 2
+		;;
+	esac
+}
+
 # guest_boot DIR TIMEOUT QEMU-ARGS...: the one way the harness runs a qemu
 # guest (test/vm/run, test/boot/run): qemu-system-x86_64 under TCG with
-# -smp 2, no display, no reboot, the serial console in DIR/console.log,
-# plus the caller's kernel, memory, disks and command line. The guest
-# waits for its turn of the slots (guest_slot_take) and runs at
-# guest_nice; qemu runs in the background so that the timeout (TIMEOUT
+# -smp 2 and guest_clock's clock, no display, no reboot, the serial
+# console in DIR/console.log, plus the caller's kernel, memory, disks and
+# command line. The guest waits for its turn of the slots
+# (guest_slot_take) and runs at guest_nice; qemu runs in the background so that the timeout (TIMEOUT
 # seconds from when the slot is ours) stops exactly this process, by its
 # PID. Writes DIR/results, the console without the serial line's carriage
 # returns, for the caller's ktap_tally. Returns 1 when the guest timed out
@@ -63,9 +84,11 @@ guest_nice() {
 guest_boot() {
 	_dir=$1 _timeout=$2
 	shift 2
+	_clock=$(guest_clock) || return 1
 	guest_slot_take
 	_start=$(date +%s)
-	nice -n "$(guest_nice)" qemu-system-x86_64 -nodefaults -no-user-config -machine pc -accel tcg \
+	# shellcheck disable=SC2086 # guest_clock's options are words of their own
+	nice -n "$(guest_nice)" qemu-system-x86_64 -nodefaults -no-user-config -machine pc $_clock \
 		-smp 2 -display none -no-reboot -serial "file:$_dir/console.log" \
 		"$@" </dev/null >"$_dir/qemu.log" 2>&1 &
 	_qpid=$! _timedout=0
