@@ -9,12 +9,12 @@ boottest: deps deb
 	test/boot/run --out out/boottest
 
 # bootbench (part of `make bench`): time to multi-user.target with and
-# without the package on trixie with Debian's 6.12 kernel (about 25 min
-# on a quiet machine): a warm-up boot of each, then 11 paired rounds
-# (the target's 7 gave 1.067 and 1.000 on the same code), which goes
-# first alternating; fails when the median of the
-# per-round ratios package/none is above 1.05 (docs/targets.md: on a quiet
-# machine). Compares the phases and systemd-analyze blame unit by unit
+# without the package on trixie with Debian's 6.12 kernel (about 30 min):
+# a warm-up boot of each, then 11 paired rounds, which goes first
+# alternating, timed on the guest's instruction-counted clock (on the
+# host's, 7 rounds gave 1.067 and 1.000 on the same code); fails when the
+# median of the per-round ratios package/none is above 1.05
+# (docs/targets.md: on a quiet machine). Compares the phases and systemd-analyze blame unit by unit
 # (test/boot/attribute) and rewrites docs/boot-time.md (test/boot/
 # bootbench). The none boot also proves zero writes without any rules.
 bench: bootbench

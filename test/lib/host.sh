@@ -57,9 +57,10 @@ guest_nice() {
 # one host thread runs both vCPUs in turn and the guest's clock counts the
 # instructions they execute (shift=0: 1 ns each), jumping to the next
 # timer when both are idle (sleep=off): a time measured in the guest is
-# the work done on the way, the same on a busy host as on a quiet one. The
-# timing benchmarks use it (test/boot/bootbench, scale's helper boot);
-# the tests keep "wall", where vCPUs racing in parallel is the point.
+# the work done on the way, whatever else keeps the host's CPUs busy; only
+# waits for the host's I/O still stretch it. The timing benchmarks use it
+# (test/boot/bootbench, scale's helper boot); the tests keep "wall", where
+# vCPUs racing in parallel is the point.
 guest_clock() {
 	case ${GUEST_CLOCK:-wall} in
 	wall) echo "-accel tcg" ;;
