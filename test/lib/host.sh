@@ -77,9 +77,9 @@ guest_clock() {
 # -smp 2 and guest_clock's clock, no display, no reboot, the serial
 # console in DIR/console.log, plus the caller's kernel, memory, disks and
 # command line. The guest waits for its turn of the slots
-# (guest_slot_take) and runs at guest_nice; qemu runs in the background so that the timeout (TIMEOUT
-# seconds from when the slot is ours) stops exactly this process, by its
-# PID. Writes DIR/results, the console without the serial line's carriage
+# (guest_slot_take) and runs at guest_nice; qemu runs in the background
+# so that the timeout (TIMEOUT seconds from when the slot is ours) stops
+# exactly this process, by its PID. Writes DIR/results, the console without the serial line's carriage
 # returns, for the caller's ktap_tally. Returns 1 when the guest timed out
 # (the console's tail on stderr), else 0: the verdict is the tally's.
 guest_boot() {
