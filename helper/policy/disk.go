@@ -12,6 +12,7 @@ import (
 
 	"github.com/iosched/iosched/helper/apply"
 	"github.com/iosched/iosched/helper/disklock"
+	"github.com/iosched/iosched/helper/jiffies"
 	"github.com/iosched/iosched/helper/loopdev"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
@@ -32,12 +33,16 @@ type Disk struct {
 	// tells what no attribute does (queueattr.LoopReadOnly); "" asks no
 	// node.
 	Dev string
+	// HZ finds the running kernel's HZ and where it came from
+	// (jiffies.Find), which values kept in jiffies depend on; nil: not
+	// known, and only what every HZ keeps is taken.
+	HZ func() (jiffies.HZ, string, error)
 }
 
 func (d Disk) apply(dryRun bool) apply.Disk {
-	q := d.Queue
+	q := kernelAware{Queue: d.Queue, hz: d.HZ}
 	if d.Dev != "" {
-		q = loopAware{q, filepath.Join(d.Dev, d.Queue.Name())}
+		q.node = filepath.Join(d.Dev, d.Queue.Name())
 	}
 	a := apply.NewDisk(q)
 	a.DryRun = dryRun
@@ -342,7 +347,15 @@ func (d Disk) pass(p Policy, dryRun bool) Report {
 			if !schedOK {
 				r.Errs = append(r.Errs, fmt.Errorf("%s: %s not set: the scheduler was not applied", d.Queue.Name(), s.Spec.Name))
 			} else {
-				// The new scheduler's tunables exist only after the switch.
+				// The new scheduler's tunables exist only after the switch,
+				// but what their stores keep depends on the value and the
+				// kernel's HZ alone: refused here, before any write.
+				if err := s.Spec.Refusal(s.Value, d.kernelOnly()); err != nil {
+					err = fmt.Errorf("%s: %w", d.Queue.Name(), err)
+					r.Errs = append(r.Errs, err)
+					r.settingErrs[i] = err
+					continue
+				}
 				r.Lines = append(r.Lines, fmt.Sprintf("%s -> %s after the switch", s.Spec.Name, s.Value))
 				r.Changed = true
 				r.Changes = append(r.Changes, s.Spec.Name)
@@ -370,16 +383,48 @@ func (d Disk) pass(p Policy, dryRun bool) Report {
 	return r
 }
 
-// loopAware answers queueattr.LoopReadOnly from the loop device's node
-// (loopdev.ReadOnly), and every other read from the queue.
-type loopAware struct {
+// kernelAware answers what no attribute of the queue shows:
+// queueattr.KernelHZ from the kernel's configuration (Disk.HZ), and
+// queueattr.LoopReadOnly from the loop device's node (loopdev.ReadOnly)
+// when node is set; every other read goes to the queue.
+type kernelAware struct {
 	apply.Queue
+	hz   func() (jiffies.HZ, string, error)
 	node string
 }
 
-func (l loopAware) ReadDisk(attr string) (string, error) {
-	if "../"+attr == queueattr.LoopReadOnly {
-		ro, err := loopdev.ReadOnly(l.node)
+func (k kernelAware) Read(attr string) (string, error) {
+	if attr == queueattr.KernelHZ {
+		return readHZ(k.hz)
+	}
+	return k.Queue.Read(attr)
+}
+
+func readHZ(find func() (jiffies.HZ, string, error)) (string, error) {
+	if find == nil {
+		return "", jiffies.ErrUnknown
+	}
+	hz, src, err := find()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d %s", hz, src), nil
+}
+
+// kernelOnly reads only what the kernel, not the queue, tells: enough
+// for a scheduler's tunables, whose stores depend on nothing else.
+func (d Disk) kernelOnly() queueattr.Reader {
+	return func(attr string) (string, error) {
+		if attr == queueattr.KernelHZ {
+			return readHZ(d.HZ)
+		}
+		return "", fmt.Errorf("%s: %s: %w", d.Queue.Name(), attr, os.ErrNotExist)
+	}
+}
+
+func (k kernelAware) ReadDisk(attr string) (string, error) {
+	if k.node != "" && "../"+attr == queueattr.LoopReadOnly {
+		ro, err := loopdev.ReadOnly(k.node)
 		if err != nil {
 			return "", err
 		}
@@ -388,10 +433,10 @@ func (l loopAware) ReadDisk(attr string) (string, error) {
 		}
 		return "0", nil
 	}
-	if dr, ok := l.Queue.(interface {
+	if dr, ok := k.Queue.(interface {
 		ReadDisk(string) (string, error)
 	}); ok {
 		return dr.ReadDisk(attr)
 	}
-	return "", fmt.Errorf("%s: %s: %w", l.Name(), attr, os.ErrNotExist)
+	return "", fmt.Errorf("%s: %s: %w", k.Name(), attr, os.ErrNotExist)
 }

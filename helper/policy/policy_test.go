@@ -14,6 +14,7 @@ import (
 
 	"github.com/iosched/iosched/helper/disklock"
 	"github.com/iosched/iosched/helper/internal/fixture"
+	"github.com/iosched/iosched/helper/jiffies"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
@@ -115,11 +116,15 @@ func (k *kernel) Write(attr, v string) error {
 		j := (n + 3) / 4                        // msecs_to_jiffies, HZ=250
 		k.vals[attr] = fmt.Sprint(int32(4 * j)) // jiffies_to_msecs shown as an int
 		return nil
+	case attr == "iosched/timeout_sync":
+		j := (min(max(n, 1), 1<<31-1) + 3) / 4 // clamped, msecs_to_jiffies, HZ=250
+		k.vals[attr] = fmt.Sprint(uint32(4 * j))
+		return nil
 	case attr == "iosched/slice_idle":
-		k.sliceNs = uint64(n) * 1e6
+		k.sliceNs = uint64(uint32(uint64(min(n, 1<<31-1)) * 1e6)) // a u32 of ns
 		return nil
 	case attr == "iosched/slice_idle_us":
-		k.sliceNs = uint64(n) * 1e3
+		k.sliceNs = uint64(uint32(uint64(min(n, 1<<32-1)) * 1e3))
 		return nil
 	case attr == "iosched/strict_guarantees":
 		if k.vals[attr] == "0" && n == 1 && k.sliceNs < 8e6 {
@@ -157,7 +162,7 @@ func (k *kernel) switchTo(name string) {
 	case "bfq":
 		k.vals["nr_requests"] = "256"
 		k.sliceNs = 8e6
-		for a, v := range map[string]string{"strict_guarantees": "0", "low_latency": "1", "max_budget": "0"} {
+		for a, v := range map[string]string{"strict_guarantees": "0", "low_latency": "1", "max_budget": "0", "timeout_sync": "124"} {
 			k.vals["iosched/"+a] = v
 		}
 	case "kyber":
@@ -168,7 +173,8 @@ func (k *kernel) switchTo(name string) {
 }
 
 func testDisk(t *testing.T, k *kernel) Disk {
-	return Disk{Queue: k, Locks: disklock.Dir{Path: filepath.Join(t.TempDir(), "locks"), Owner: os.Geteuid()}}
+	return Disk{Queue: k, Locks: disklock.Dir{Path: filepath.Join(t.TempDir(), "locks"), Owner: os.Geteuid()},
+		HZ: func() (jiffies.HZ, string, error) { return 250, "the model", nil }}
 }
 
 // set is `iosched set` on the model: parse, check, apply. It returns the
@@ -200,6 +206,10 @@ func TestRefusedBeforeAnyWrite(t *testing.T) {
 		{"nr_requests above MAX_SCHED_RQ after a switch", "none", []string{"bfq", "nr_requests=4096"}, "MAX_SCHED_RQ"},
 		{"jiffies tunable that wraps", "mq-deadline", []string{"iosched/read_expire=2147483647"}, "reads back negative"},
 		{"jiffies tunable that wraps, with a switch", "none", []string{"mq-deadline", "iosched/write_expire=2147483647"}, "reads back negative"},
+		{"jiffies tunable rounded up to a jiffy", "mq-deadline", []string{"iosched/read_expire=501"}, "would keep 504"},
+		{"bfq idle in us that wraps, with a switch", "none", []string{"bfq", "iosched/slice_idle_us=4294968"}, "wraps"},
+		{"bfq idle in ms that wraps", "bfq", []string{"iosched/slice_idle=4295"}, "wraps"},
+		{"bfq timeout above INT_MAX that HZ=250 does not show as written", "bfq", []string{"iosched/timeout_sync=2147483649"}, "would keep 2147483648"},
 		{"int overflow", "mq-deadline", []string{"iosched/fifo_batch=2147483648"}, "kstrtoint"},
 		{"the same attribute twice", "none", []string{"read_ahead_kb=128", "read_ahead_kb=256"}, "read_ahead_kb given twice"},
 		{"the same tunable twice", "mq-deadline", []string{"iosched/fifo_batch=8", "iosched/fifo_batch=8"}, "given twice"},
@@ -247,8 +257,14 @@ func TestSecondRunWritesNothing(t *testing.T) {
 			map[string]string{"iosched/slice_idle_us": "0", "iosched/strict_guarantees": "1"}},
 		{"async_depth beside nr_requests", "none", []string{"mq-deadline", "iosched/async_depth=32", "nr_requests=64"},
 			map[string]string{"iosched/async_depth": "32", "nr_requests": "64"}},
-		{"the longest jiffies tunable that reads back", "mq-deadline", []string{"iosched/read_expire=2147483638"},
+		{"the longest jiffies tunable that reads back", "mq-deadline", []string{"iosched/read_expire=2147483640"},
 			map[string]string{"iosched/read_expire": "2147483640"}},
+		{"a jiffies tunable exact on HZ=250", "mq-deadline", []string{"iosched/write_expire=508"},
+			map[string]string{"iosched/write_expire": "508"}},
+		{"bfq's timeout above INT_MAX that HZ=250 shows as written", "none", []string{"bfq", "iosched/timeout_sync=2147483648"},
+			map[string]string{"iosched/timeout_sync": "2147483648"}},
+		{"bfq's longest idle in us", "bfq", []string{"iosched/slice_idle_us=4294967"},
+			map[string]string{"iosched/slice_idle_us": "4294967", "iosched/slice_idle": "4294"}},
 		{"nr_requests after a switch", "none", []string{"kyber", "nr_requests=64", "iosched/read_lat_nsec=3000000"},
 			map[string]string{"nr_requests": "64", "iosched/read_lat_nsec": "3000000"}},
 	}

@@ -53,10 +53,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/iosched/iosched/helper/disklock"
+	"github.com/iosched/iosched/helper/jiffies"
 	"github.com/iosched/iosched/helper/kmod"
 	"github.com/iosched/iosched/helper/policy"
 	"github.com/iosched/iosched/helper/rulesaudit"
@@ -90,6 +92,7 @@ type env struct {
 	rulesDirs      []string                             // udev rules directories, by precedence
 	root           string                               // filesystem root audit reads other writers under; "": none
 	geteuid        func() int
+	hz             func() (jiffies.HZ, string, error) // the running kernel's HZ; nil: unknown
 }
 
 func main() {
@@ -106,6 +109,7 @@ func main() {
 		rulesDirs: rulesaudit.Dirs,
 		root:      "/",
 		geteuid:   os.Geteuid,
+		hz:        runningKernelHZ(),
 	}
 	args := os.Args[1:]
 	if filepath.Base(os.Args[0]) == "iosched-udev" {
@@ -120,6 +124,28 @@ func runningKernelModules() kmod.Index {
 		return ""
 	}
 	return kmod.ForRelease("/", unix.ByteSliceToString(u.Release[:]))
+}
+
+// runningKernelHZ finds HZ once, and only when a value kept in jiffies
+// asks: the configuration is a gzip stream most runs never need.
+func runningKernelHZ() func() (jiffies.HZ, string, error) {
+	var (
+		once sync.Once
+		hz   jiffies.HZ
+		src  string
+		err  error
+	)
+	return func() (jiffies.HZ, string, error) {
+		once.Do(func() {
+			var u unix.Utsname
+			if err = unix.Uname(&u); err != nil {
+				err = fmt.Errorf("%w: uname: %w", jiffies.ErrUnknown, err)
+				return
+			}
+			hz, src, err = jiffies.Find("/", unix.ByteSliceToString(u.Release[:]))
+		})
+		return hz, src, err
+	}
 }
 
 // command is one subcommand: its synopsis (after "iosched "), what

@@ -14,6 +14,7 @@ import (
 
 	"github.com/iosched/iosched/helper/disklock"
 	"github.com/iosched/iosched/helper/internal/fixture"
+	"github.com/iosched/iosched/helper/jiffies"
 	"github.com/iosched/iosched/helper/kmod"
 	"github.com/iosched/iosched/helper/sysfs"
 	"github.com/iosched/iosched/helper/writers"
@@ -50,7 +51,7 @@ func TestChangeWritesOnlyScheduler(t *testing.T) {
 		{args: []string{"set", "loop0", "nosuch,kyber"}, file: "devices/virtual/block/loop0/queue/scheduler"},
 		{args: []string{"set", "sda", "wbt_lat_usec=0"}, file: "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/queue/wbt_lat_usec"},
 		{args: []string{"udev"}, env: map[string]string{"ACTION": "add", "DEVTYPE": "disk", "DEVPATH": "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda",
-			"IOSCHED_SCHEDULER": "mq-deadline", "IOSCHED_TUNE_read_expire": "250"},
+			"IOSCHED_SCHEDULER": "mq-deadline", "IOSCHED_TUNE_read_expire": "240"},
 			file: "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/queue/iosched/read_expire"},
 		{args: []string{"udev"}, env: map[string]string{"ACTION": "add", "DEVTYPE": "disk", "DEVPATH": "/devices/virtual/block/loop0", "IOSCHED_SCHEDULER": "mq-deadline"},
 			file: "devices/virtual/block/loop0/queue/scheduler"},
@@ -108,6 +109,7 @@ func testEnv(t testing.TB, sys sysfs.FS, environ map[string]string, db map[strin
 		devNum:  func(string) (uint32, uint32, error) { return 8, 1, nil },
 		locks:   disklock.Dir{Path: filepath.Join(t.TempDir(), "iosched"), Owner: os.Geteuid()},
 		geteuid: func() int { return 1000 },
+		hz:      func() (jiffies.HZ, string, error) { return 250, "/proc/config.gz", nil },
 	}
 }
 

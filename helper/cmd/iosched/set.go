@@ -61,6 +61,7 @@ func (e env) disk(q apply.Queue) policy.Disk {
 		Sys:   e.sys,
 		Locks: e.locks,
 		Dev:   e.dev,
+		HZ:    e.hz,
 		Loadable: func(name string) (bool, error) {
 			if ok, seen := loadable[name]; seen {
 				return ok, nil
