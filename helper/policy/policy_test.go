@@ -383,25 +383,102 @@ func TestOrder(t *testing.T) {
 	_ = queueattr.Scheduler
 }
 
-func TestListFor(t *testing.T) {
+// TestWantedFor: the kernel command line as 60-iosched.rules records
+// it (the class's list, the two parameters, the list it composed), the
+// list a disk gets and where from; a malformed parameter is one error
+// naming it as written, and the class policy stands.
+func TestWantedFor(t *testing.T) {
+	const class, elev, cmd, list = "IOSCHED_CLASS_SCHEDULER", "IOSCHED_CMDLINE_ELEVATOR", "IOSCHED_CMDLINE_SCHEDULER", "IOSCHED_SCHEDULER"
+	// rules composes the properties as 60-iosched.rules does.
+	rules := func(c, e, s string) map[string]string {
+		m := map[string]string{class: c, list: c, elev: e, cmd: s}
+		if e != "" {
+			m[list] = joinList(e, c)
+		}
+		if s != "" && !strings.Contains(s, ":") {
+			m[list] = s
+		}
+		if strings.Contains(s, ":") {
+			m["IOSCHED_CMDLINE"] = s
+		}
+		return m
+	}
+	type res struct {
+		Wanted Wanted
+		Errs   []string
+	}
 	tests := []struct {
-		disk, list, cmdline, want string
-		bad                       bool
+		name  string
+		disk  string
+		props map[string]string
+		want  res
 	}{
-		{"sda", "bfq,mq-deadline", "", "bfq,mq-deadline", false},
-		{"sda", "bfq,mq-deadline", "sda:kyber", "kyber", false},
-		{"sdb", "bfq,mq-deadline", "sda:kyber", "bfq,mq-deadline", false},
-		{"sdb", "bfq", "sda:kyber/none", "none", false},
-		{"sda", "bfq", "none/sda:kyber,keep", "kyber,keep", false},
-		{"nvme0n1", "", "sda:bfq/nvme0n1:none", "none", false},
-		{"sda", "bfq", "sda:", "bfq", true},
-		{"sda", "bfq", ":kyber", "bfq", true},
-		{"sda", "bfq", "sda:kyber//", "bfq", true},
+		{"class alone", "sda", rules("bfq,mq-deadline", "", ""), res{Wanted{"bfq,mq-deadline", SourceClass, ""}, nil}},
+		{"nothing", "sda", map[string]string{}, res{Wanted{}, nil}},
+		{"another rule", "sda", map[string]string{class: "bfq", list: "kyber"}, res{Wanted{"kyber", SourceRule, ""}, nil}},
+		{"per disk", "sda", rules("bfq", "", "sda:kyber"), res{Wanted{"kyber", SourceCmdline, "iosched.scheduler=sda:kyber"}, nil}},
+		{"per disk, another disk", "sdb", rules("bfq", "", "sda:kyber"), res{Wanted{"bfq", SourceClass, ""}, nil}},
+		{"per disk, the rest", "sdb", rules("bfq", "", "sda:kyber/none"), res{Wanted{"none", SourceCmdline, "iosched.scheduler=sda:kyber/none"}, nil}},
+		{"per disk with keep", "sda", rules("bfq", "", "none/sda:kyber,keep"), res{Wanted{"kyber,keep", SourceCmdline, "iosched.scheduler=none/sda:kyber,keep"}, nil}},
+		{"every disk", "sda", rules("bfq", "", "mq-deadline,keep"), res{Wanted{"mq-deadline,keep", SourceCmdline, "iosched.scheduler=mq-deadline,keep"}, nil}},
+		{"elevator", "sda", rules("bfq,mq-deadline", "none", ""), res{Wanted{"none,bfq,mq-deadline", SourceCmdline, "elevator=none"}, nil}},
+		{"elevator, no class", "sda", rules("", "kyber", ""), res{Wanted{"kyber", SourceCmdline, "elevator=kyber"}, nil}},
+		{"elevator, then a disk's entry", "sda", rules("bfq", "none", "sda:kyber"), res{Wanted{"kyber", SourceCmdline, "iosched.scheduler=sda:kyber"}, nil}},
+		// Malformed: one error each, naming the parameter; the class stands.
+		{"a name the kernel never has", "sda", rules("bfq", "", "sda:Bfq"), res{Wanted{"bfq", SourceClass, ""},
+			[]string{`sda: kernel command line "iosched.scheduler=sda:Bfq": scheduler list "Bfq": bad scheduler name "Bfq": byte 'B' not in [a-z0-9_-]; the class policy stands (bfq)`}}},
+		{"two lists in an entry", "sda", rules("bfq", "", "sda:bfq:none"), res{Wanted{"bfq", SourceClass, ""},
+			[]string{`sda: kernel command line "iosched.scheduler=sda:bfq:none": entry "sda:bfq:none": want DISK:LIST or LIST, entries joined by /; the class policy stands (bfq)`}}},
+		{"every disk, malformed", "sda", rules("mq-deadline", "", "Bfq"), res{Wanted{"mq-deadline", SourceClass, ""},
+			[]string{`sda: kernel command line "iosched.scheduler=Bfq": scheduler list "Bfq": bad scheduler name "Bfq": byte 'B' not in [a-z0-9_-]; the class policy stands (mq-deadline)`}}},
+		{"elevator in capitals", "sda", rules("mq-deadline", "NOOP", ""), res{Wanted{"mq-deadline", SourceClass, ""},
+			[]string{`sda: kernel command line "elevator=NOOP": scheduler list "NOOP": bad scheduler name "NOOP": byte 'N' not in [a-z0-9_-]; the class policy stands (mq-deadline)`}}},
+		{"elevator with a list", "sda", rules("mq-deadline", "bfq,none", ""), res{Wanted{"mq-deadline", SourceClass, ""},
+			[]string{`sda: kernel command line "elevator=bfq,none": want one scheduler name; the class policy stands (mq-deadline)`}}},
+		{"empty entry", "sda", rules("bfq", "", "sda:kyber//"), res{Wanted{"bfq", SourceClass, ""},
+			[]string{`sda: kernel command line "iosched.scheduler=sda:kyber//": entry "": want DISK:LIST or LIST, entries joined by /; the class policy stands (bfq)`}}},
+		{"no disk", "sda", rules("bfq", "", ":kyber"), res{Wanted{"bfq", SourceClass, ""},
+			[]string{`sda: kernel command line "iosched.scheduler=:kyber": entry ":kyber": want DISK:LIST or LIST, entries joined by /; the class policy stands (bfq)`}}},
+		{"good elevator, bad entry", "sda", rules("bfq", "none", "sda:"), res{Wanted{"none,bfq", SourceCmdline, "elevator=none"},
+			[]string{`sda: kernel command line "iosched.scheduler=sda:": entry "sda:": want DISK:LIST or LIST, entries joined by /; elevator=none stands (none,bfq)`}}},
 	}
 	for _, tt := range tests {
-		got, err := ListFor(tt.disk, tt.list, tt.cmdline)
-		if got != tt.want || (err != nil) != tt.bad {
-			t.Errorf("ListFor(%q, %q, %q) = %q, %v; want %q, error %v", tt.disk, tt.list, tt.cmdline, got, err, tt.want, tt.bad)
+		w, errs := WantedFor(tt.disk, func(k string) string { return tt.props[k] })
+		got := res{Wanted: w}
+		for _, err := range errs {
+			got.Errs = append(got.Errs, err.Error())
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s: WantedFor (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// TestRulesComposeAsWantedForUndoes holds 60-iosched.rules and
+// wantedList in step: the lines that compose IOSCHED_SCHEDULER from the
+// class and the kernel command line are the ones TestWantedFor's rules
+// mirrors and wantedList undoes.
+func TestRulesComposeAsWantedForUndoes(t *testing.T) {
+	b, err := os.ReadFile("../../rules.d/60-iosched.rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := string(b)
+	for _, line := range []string{
+		`ENV{IOSCHED_CMDLINE_ELEVATOR}="$env{elevator}", ENV{IOSCHED_CMDLINE_SCHEDULER}="$env{iosched.scheduler}"`,
+		`ENV{IOSCHED_CLASS_SCHEDULER}=="?*", ENV{IOSCHED_SCHEDULER}="$env{IOSCHED_CLASS_SCHEDULER}"`,
+		`ENV{IOSCHED_CMDLINE_ELEVATOR}=="?*", ENV{IOSCHED_SCHEDULER}=="?*", ENV{IOSCHED_SCHEDULER}="$env{IOSCHED_CMDLINE_ELEVATOR},$env{IOSCHED_SCHEDULER}"`,
+		`ENV{IOSCHED_CMDLINE_ELEVATOR}=="?*", ENV{IOSCHED_SCHEDULER}!="?*", ENV{IOSCHED_SCHEDULER}="$env{IOSCHED_CMDLINE_ELEVATOR}"`,
+		`ENV{IOSCHED_CMDLINE_SCHEDULER}=="?*", ENV{IOSCHED_CMDLINE_SCHEDULER}!="*:*", ENV{IOSCHED_SCHEDULER}="$env{IOSCHED_CMDLINE_SCHEDULER}"`,
+		`ENV{IOSCHED_CMDLINE_SCHEDULER}=="*:*", ENV{IOSCHED_CMDLINE}="$env{IOSCHED_CMDLINE_SCHEDULER}"`,
+	} {
+		if !strings.Contains(rules, line+"\n") {
+			t.Errorf("60-iosched.rules has no line %s", line)
+		}
+	}
+	for _, p := range []string{queueattr.ClassProperty, queueattr.CmdlineElevatorProperty, queueattr.CmdlineSchedulerProperty, queueattr.CmdlineProperty} {
+		if !strings.Contains(rules, "ENV{"+p+"}") {
+			t.Errorf("60-iosched.rules never names %s", p)
 		}
 	}
 }

@@ -23,7 +23,7 @@ type Lookup func(disk string) (map[string]string, error)
 func policyOnly(all map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range all {
-		if _, ok := queueattr.FromProperty(k); ok || k == queueattr.CmdlineProperty {
+		if queueattr.IsPolicyProperty(k) {
 			out[k] = v
 		}
 	}

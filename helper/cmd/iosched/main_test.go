@@ -239,7 +239,7 @@ func TestUdev(t *testing.T) {
 			result{Stdout: "loop0: none already active (unavailable: nosuch)\n"}},
 		{"command line only", withAll(map[string]string{"IOSCHED_CMDLINE": "loop0:none", "IOSCHED_SCHEDULER": ""}), result{Stdout: "loop0: none already active\n"}},
 		{"malformed command line", with("IOSCHED_CMDLINE", "loop0:"), result{Code: 1, Stdout: "loop0: none already active\n",
-			Stderr: `iosched: loop0: IOSCHED_CMDLINE="loop0:": want ENTRY[/ENTRY...], an entry DISK:LIST or LIST`}},
+			Stderr: `iosched: loop0: kernel command line "iosched.scheduler=loop0:": entry "loop0:": want DISK:LIST or LIST, entries joined by /; the rule policy stands (none)`}},
 		{"not a disk", with("DEVPATH", "/devices/virtual/net/lo"), result{Code: 1, Stderr: `iosched: udev: DEVPATH not a block device "/devices/virtual/net/lo": lo is not a disk in SYS/block`}},
 		{"bad policy", with("IOSCHED_SCHEDULER", "kyber;rm"), result{Code: 1, Stderr: `iosched: loop0: IOSCHED_SCHEDULER="kyber;rm": scheduler list "kyber;rm": bad scheduler name "kyber;rm": byte ';' not in [a-z0-9_-]`}},
 		{"bad devpath", with("DEVPATH", "/devices/../block/loop0"), result{Code: 2, Stderr: `iosched: bad device name "/devices/../block/loop0": contains ".."`}},

@@ -139,15 +139,12 @@ func (e env) diskStatus(disk string) diskStatus {
 		st.Note, st.noUdevDB = err.Error(), errors.Is(err, udevdb.ErrUnavailable)
 		return st
 	}
-	v, ok := props[queueattr.Property(queueattr.Scheduler)]
-	if c := props[queueattr.CmdlineProperty]; c != "" {
-		// The kernel command line's entry for the disk, when it has one
-		// (a malformed one shows in the note).
-		v, _ = policy.ListFor(disk, v, c)
-		ok = true
-	}
-	if ok {
-		st.Wanted = &v
+	// The kernel command line's entry for the disk, when it has one (a
+	// malformed one shows in the note).
+	w, _ := policy.WantedFor(disk, func(k string) string { return props[k] })
+	_, recorded := props[queueattr.Property(queueattr.Scheduler)]
+	if recorded || w.Source != "" {
+		st.Wanted = &w.List
 	}
 	st.Attrs = recordedAttrs(props)
 	e.policyHolds(&st, q, s, props)
