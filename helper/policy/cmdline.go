@@ -147,3 +147,12 @@ func entryFor(disk, cmdline string) (entry string, found bool, err error) {
 	}
 	return all, all != "", nil
 }
+
+// why names what asked for the list, for a Change: the command line
+// parameter as written, else the source.
+func (w Wanted) why() string {
+	if w.Param != "" {
+		return w.Param
+	}
+	return w.Source
+}

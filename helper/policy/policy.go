@@ -83,6 +83,7 @@ func Parse(args []string) (Policy, error) {
 		if p.Wanted, p.Keep, err = ParseList(args[0]); err != nil {
 			return Policy{}, err
 		}
+		p.Source = Wanted{List: args[0], Source: SourceArgs}
 		args = args[1:]
 	}
 	for _, kv := range args {

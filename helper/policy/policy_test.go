@@ -185,11 +185,11 @@ func set(t *testing.T, k *kernel, args ...string) error {
 		return err
 	}
 	d := testDisk(t, k)
-	p, bad := d.Check(p)
-	if len(bad) > 0 {
-		return errors.Join(bad...)
+	plan := d.Check(p)
+	if len(plan.Refused) > 0 {
+		return errors.Join(plan.Refused...)
 	}
-	return d.Apply(p, false).Err()
+	return d.Apply(plan).Err()
 }
 
 // TestRefusedBeforeAnyWrite: the hostile inputs of the helper's review,
@@ -306,11 +306,11 @@ func TestKeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, bad := d.Check(p)
-	if len(bad) > 0 {
-		t.Fatal(bad)
+	plan := d.Check(p)
+	if len(plan.Refused) > 0 {
+		t.Fatal(plan.Refused)
 	}
-	r := d.Apply(p, false)
+	r := d.Apply(plan)
 	if r.Err() != nil {
 		t.Fatal(r.Err())
 	}
@@ -323,7 +323,7 @@ func TestKeep(t *testing.T) {
 	}
 	// Without keep the same list fails.
 	p, _ = Parse([]string{"bfq,kyber"})
-	if err := d.Apply(p, false).Err(); err == nil {
+	if err := d.Apply(d.Check(p)).Err(); err == nil {
 		t.Error("bfq,kyber on a disk offering neither: no error")
 	}
 }
@@ -354,7 +354,7 @@ func TestTunablesFromKernel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, bad := d.Check(p)
+		bad := d.Check(p).Refused
 		got := ""
 		if len(bad) > 0 {
 			got = errors.Join(bad...).Error()
