@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/iosched/iosched/helper/pin"
 	"github.com/iosched/iosched/helper/queueattr"
 )
 
@@ -13,6 +14,7 @@ const (
 	SourceCmdline = "command line" // elevator= or iosched.scheduler=
 	SourceRule    = "rule"         // a rule other than the class's set IOSCHED_SCHEDULER
 	SourceArgs    = "arguments"    // `iosched set`'s own
+	SourcePin     = "pin"          // `iosched pin`'s rule for this disk
 )
 
 // Wanted is a disk's scheduler list and where it came from.
@@ -39,6 +41,11 @@ func WantedFor(disk string, get func(string) string) (Wanted, []error) {
 // it: the class's. A list some other rule composed stands as it is.
 func wantedList(disk string, get func(string) string) (Wanted, []error) {
 	list := get(queueattr.Property(queueattr.Scheduler))
+	if id := get(pin.Property); id != "" && list == get(pin.SchedulerProperty) {
+		// The pin sorts after the class and the command line's rules
+		// and wins over both, as a local rule does.
+		return Wanted{List: list, Source: SourcePin, Param: id}, nil
+	}
 	class := get(queueattr.ClassProperty)
 	elev := get(queueattr.CmdlineElevatorProperty)
 	cmd := get(queueattr.CmdlineSchedulerProperty)
