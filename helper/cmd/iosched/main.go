@@ -9,6 +9,8 @@
 //	iosched udev
 //	iosched status [--check] [--format=table|json|prometheus]
 //	iosched apply [--dry-run] [DEVICE...]
+//	iosched pin DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
+//	iosched unpin DEVICE
 //	iosched audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]
 //	iosched probe [--runs N]
 //	iosched help [COMMAND]
@@ -184,6 +186,13 @@ the udev database), as udev would on an event but without one. Writes
 only what would change; exit 1 when a disk could not be brought to it.
   --dry-run  say what would change, write nothing
 `, cmdApply},
+		{"pin", "pin DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]", `Keep DEVICE's own policy by what the disk is, not its kernel name: one
+line in /etc/udev/rules.d/61-iosched-pin.rules matching the most stable
+identity udev gives the disk (ID_WWN, else ID_SERIAL, else ID_PATH). A
+disk with none is refused. It applies from the disk's next event.
+`, cmdPin},
+		{"unpin", "unpin DEVICE", `Remove DEVICE's pin; the file goes with the last one.
+`, cmdUnpin},
 		{"audit", "audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]", `List udev rules that write a freezing queue attribute on change events:
 exit 0 when there are none, 1 when there are any, 2 when a rules file or
 directory could not be read (reported and skipped). Without arguments,

@@ -269,16 +269,17 @@ func TestUdev(t *testing.T) {
 func TestStatus(t *testing.T) {
 	sys := fixture.New(t, fixture.Standard()...)
 	db := map[string]string{
-		"sda/IOSCHED_SCHEDULER":     "bfq,mq-deadline",
-		"nvme0n1/IOSCHED_SCHEDULER": "none",
-		"loop0/IOSCHED_SCHEDULER":   "",
+		"sda/IOSCHED_SCHEDULER":       "bfq,mq-deadline",
+		"sda/IOSCHED_CLASS_SCHEDULER": "bfq,mq-deadline",
+		"nvme0n1/IOSCHED_SCHEDULER":   "none",
+		"loop0/IOSCHED_SCHEDULER":     "",
 	}
 	got, changed := runIn(t, sys, nil, db, "status")
-	want := result{Stdout: `DISK     ACTIVE       OFFERED                     ROTATIONAL  WANTED           HOLDS
-loop0    none         none,mq-deadline,kyber,bfq  no          (opted out)      -
-nvme0n1  none         none,mq-deadline,kyber,bfq  no          none             yes
-sda      mq-deadline  none,mq-deadline,kyber,bfq  yes         bfq,mq-deadline  no
-zram0    -            -                           no          -                -
+	want := result{Stdout: `DISK     ACTIVE       OFFERED                     ROTATIONAL  WANTED           FROM   HOLDS
+loop0    none         none,mq-deadline,kyber,bfq  no          (opted out)      -      -
+nvme0n1  none         none,mq-deadline,kyber,bfq  no          none             rule   yes
+sda      mq-deadline  none,mq-deadline,kyber,bfq  yes         bfq,mq-deadline  class  no
+zram0    -            -                           no          -                -      -
 `}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("iosched status (-want +got):\n%s", diff)
@@ -296,8 +297,8 @@ zram0    -            -                           no          -                -
 	s := func(v string) *string { return &v }
 	wantRows := []diskStatus{
 		{Disk: "loop0", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("")},
-		{Disk: "nvme0n1", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("none"), Holds: &yes},
-		{Disk: "sda", Active: "mq-deadline", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &yes, Wanted: s("bfq,mq-deadline"), Holds: &no,
+		{Disk: "nvme0n1", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("none"), From: "rule", Holds: &yes},
+		{Disk: "sda", Active: "mq-deadline", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &yes, Wanted: s("bfq,mq-deadline"), From: "class", Holds: &no,
 			Drift: []string{"mq-deadline -> bfq"}},
 		{Disk: "zram0", Rotational: &no},
 	}
