@@ -327,20 +327,19 @@ func (d Disk) anyWritable(p Policy) bool {
 	return false
 }
 
-// legacyNames are scheduler names of the block layer before blk-mq,
-// gone since Linux 5.0, with what to ask for instead. ("deadline" still
-// works: it is mq-deadline's alias.)
-var legacyNames = map[string]string{
-	"noop": `the kernel calls it "none" now`,
-	"cfq":  `removed in Linux 5.0; "bfq" is its successor`,
-}
+// LegacyNames are scheduler names of the block layer before blk-mq,
+// gone since Linux 5.0, with their successor: the one home of the pair,
+// which 60-iosched.rules maps elevator= with (a test holds them in
+// step) and a list naming them gets as a hint. ("deadline" still works:
+// it is mq-deadline's alias.)
+var LegacyNames = map[string]string{"noop": "none", "cfq": "bfq"}
 
 // hint names the legacy names among unavailable, or "".
 func hint(unavailable []string) string {
 	var h []string
 	for _, n := range unavailable {
-		if why, ok := legacyNames[n]; ok {
-			h = append(h, n+": "+why)
+		if to, ok := LegacyNames[n]; ok {
+			h = append(h, fmt.Sprintf("%s: gone since Linux 5.0; %q is its successor", n, to))
 		}
 	}
 	return strings.Join(h, "; ")

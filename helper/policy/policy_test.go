@@ -476,6 +476,11 @@ func TestRulesComposeAsWantedForUndoes(t *testing.T) {
 			t.Errorf("60-iosched.rules has no line %s", line)
 		}
 	}
+	for old, to := range LegacyNames {
+		if line := fmt.Sprintf(`ENV{elevator}=="%s", ENV{elevator}="%s"`, old, to); !strings.Contains(rules, line+"\n") {
+			t.Errorf("60-iosched.rules has no line %s", line)
+		}
+	}
 	for _, p := range []string{queueattr.ClassProperty, queueattr.CmdlineElevatorProperty, queueattr.CmdlineSchedulerProperty, queueattr.CmdlineProperty} {
 		if !strings.Contains(rules, "ENV{"+p+"}") {
 			t.Errorf("60-iosched.rules never names %s", p)

@@ -164,8 +164,8 @@ func TestSet(t *testing.T) {
 		{[]string{"set", "--dry-run", "sda", "bfq", "iosched/slice_idle=0"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: iosched/slice_idle -> 0 after the switch (dry run)\n"}},
 		{[]string{"set", "--dry-run", "sda", "deadline", "iosched/read_expire=500"}, result{Stdout: "sda: mq-deadline already active\nsda: iosched/read_expire 500 already set\n"}},
 		// Legacy names get a hint.
-		{[]string{"set", "loop0", "noop"}, result{Code: 1, Stderr: `iosched: loop0: none of noop can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available (noop: the kernel calls it "none" now)`}},
-		{[]string{"set", "loop0", "cfq,none"}, result{Stdout: "loop0: none already active (unavailable: cfq)\nloop0: hint: cfq: removed in Linux 5.0; \"bfq\" is its successor\n"}},
+		{[]string{"set", "loop0", "noop"}, result{Code: 1, Stderr: `iosched: loop0: none of noop can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available (noop: gone since Linux 5.0; "none" is its successor)`}},
+		{[]string{"set", "loop0", "cfq,none"}, result{Stdout: "loop0: none already active (unavailable: cfq)\nloop0: hint: cfq: gone since Linux 5.0; \"bfq\" is its successor\n"}},
 		// A hostile value is cut in the message.
 		{[]string{"set", "sda", "read_ahead_kb=" + strings.Repeat("9", 100)}, result{Code: 2, Stderr: `iosched: sda: read_ahead_kb="` + strings.Repeat("9", 64) + `..." (100 bytes): bad value: the kernel refuses it (blk-sysfs.c:queue_var_store: kstrtoul, a decimal number up to 4294967295)`}},
 		{[]string{"set", "sda", "mq-deadline", "wbt_lat_usec=-1", "read_ahead_kb=128", "iosched/read_expire=500"}, result{Stdout: "sda: mq-deadline already active\nsda: wbt_lat_usec 75000 already set\nsda: read_ahead_kb 128 already set\nsda: iosched/read_expire 500 already set\n"}},
