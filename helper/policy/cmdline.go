@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/iosched/iosched/helper/pin"
@@ -87,7 +88,15 @@ func wantedList(disk string, get func(string) string) (Wanted, []error) {
 		return w, bad
 	}
 	param := "iosched.scheduler=" + cmd
-	entry, found, err := entryFor(disk, cmd)
+	// An entry names the disk by its kernel name or by an identity udev
+	// gives it (ID_WWN, ID_SERIAL: those that hold no ':').
+	names := []string{disk}
+	for _, k := range pin.Identities {
+		if v := get(k); v != "" && !strings.Contains(v, ":") {
+			names = append(names, v)
+		}
+	}
+	entry, found, err := entryFor(names, cmd)
 	switch {
 	case err != nil:
 		bad = append(bad, w.malformed(disk, param, err))
@@ -133,10 +142,10 @@ func oneName(v string) error {
 	return nil
 }
 
-// entryFor picks disk's entry of iosched.scheduler=ENTRY[/ENTRY...],
-// where an entry is DISK:LIST for one disk or LIST for every disk not
-// named; found is false when no entry is for disk.
-func entryFor(disk, cmdline string) (entry string, found bool, err error) {
+// entryFor picks the disk's entry of iosched.scheduler=ENTRY[/ENTRY...],
+// where an entry is DISK:LIST for the disk that has one of names, or
+// LIST for every disk not named; found is false when no entry is for it.
+func entryFor(names []string, cmdline string) (entry string, found bool, err error) {
 	mine, all := "", ""
 	for _, e := range strings.Split(cmdline, "/") {
 		name, l, named := strings.Cut(e, ":")
@@ -145,7 +154,7 @@ func entryFor(disk, cmdline string) (entry string, found bool, err error) {
 			return "", false, fmt.Errorf("entry %q: want DISK:LIST or LIST, entries joined by /", Clip(e))
 		case !named:
 			all = e
-		case name == disk && !found:
+		case slices.Contains(names, name) && !found:
 			mine, found = l, true
 		}
 	}

@@ -403,6 +403,7 @@ func TestWantedFor(t *testing.T) {
 		}
 		return m
 	}
+	withID := func(m map[string]string, k, v string) map[string]string { m[k] = v; return m }
 	type res struct {
 		Wanted Wanted
 		Errs   []string
@@ -423,6 +424,10 @@ func TestWantedFor(t *testing.T) {
 		{"every disk", "sda", rules("bfq", "", "mq-deadline,keep"), res{Wanted{"mq-deadline,keep", SourceCmdline, "iosched.scheduler=mq-deadline,keep"}, nil}},
 		{"elevator", "sda", rules("bfq,mq-deadline", "none", ""), res{Wanted{"none,bfq,mq-deadline", SourceCmdline, "elevator=none"}, nil}},
 		{"elevator, no class", "sda", rules("", "kyber", ""), res{Wanted{"kyber", SourceCmdline, "elevator=kyber"}, nil}},
+		{"per disk by WWN", "sdc", withID(rules("bfq", "", "0x5000c500a1b2c3d4:kyber/sdc:none"), "ID_WWN", "0x5000c500a1b2c3d4"),
+			res{Wanted{"kyber", SourceCmdline, "iosched.scheduler=0x5000c500a1b2c3d4:kyber/sdc:none"}, nil}},
+		{"per disk by serial", "sdc", withID(rules("bfq", "", "ST1000_Z1:kyber"), "ID_SERIAL", "ST1000_Z1"),
+			res{Wanted{"kyber", SourceCmdline, "iosched.scheduler=ST1000_Z1:kyber"}, nil}},
 		{"elevator, then a disk's entry", "sda", rules("bfq", "none", "sda:kyber"), res{Wanted{"kyber", SourceCmdline, "iosched.scheduler=sda:kyber"}, nil}},
 		// Malformed: one error each, naming the parameter; the class stands.
 		{"a name the kernel never has", "sda", rules("bfq", "", "sda:Bfq"), res{Wanted{"bfq", SourceClass, ""},
