@@ -492,3 +492,54 @@ func TestRulesComposeAsWantedForUndoes(t *testing.T) {
 		}
 	}
 }
+
+// counting is the kernel model with every read counted.
+type counting struct {
+	*kernel
+	reads []string
+}
+
+func (c *counting) Read(attr string) (string, error) {
+	c.reads = append(c.reads, attr)
+	return c.kernel.Read(attr)
+}
+
+func (c *counting) Write(attr, v string) error {
+	c.reads = append(c.reads, "write "+attr)
+	return c.kernel.Write(attr, v)
+}
+
+// TestReadsOnce: Check reads each file once, Apply of a plan with no
+// change reads nothing more, and a change is read again, written and
+// read back once (test/integration's TestOpensCounted counts the same
+// on a loop device under strace).
+func TestReadsOnce(t *testing.T) {
+	tests := []struct {
+		setup string
+		args  []string
+		want  []string
+	}{
+		{"mq-deadline", []string{"mq-deadline"}, []string{"scheduler"}},
+		{"mq-deadline", []string{"mq-deadline", "read_ahead_kb=128"}, []string{"scheduler", "read_ahead_kb"}},
+		{"none", []string{"mq-deadline"}, []string{"scheduler", "scheduler", "write scheduler", "scheduler"}},
+		{"mq-deadline", []string{"mq-deadline", "read_ahead_kb=256"},
+			[]string{"scheduler", "read_ahead_kb", "read_ahead_kb", "write read_ahead_kb", "read_ahead_kb"}},
+	}
+	for _, tt := range tests {
+		k := newKernel()
+		k.switchTo(tt.setup)
+		c := &counting{kernel: k}
+		d := testDisk(t, k)
+		d.Queue = c
+		p, err := Parse(tt.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Apply(d.Check(p)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, c.reads); diff != "" {
+			t.Errorf("set %q on %s: reads and writes (-want +got):\n%s", tt.args, tt.setup, diff)
+		}
+	}
+}
