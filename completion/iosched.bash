@@ -32,7 +32,7 @@ _iosched() {
 	local i n=0 dev=""
 	COMPREPLY=()
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		mapfile -t COMPREPLY < <(compgen -W "set udev status apply audit probe help version --help --version" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "set udev status apply pin unpin audit probe help version --help --version" -- "$cur")
 		return
 	fi
 	# Every command takes --help; flags may follow the positional arguments.
@@ -88,7 +88,7 @@ _iosched() {
 		fi
 		;;
 	help)
-		[ "$COMP_CWORD" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W "set udev status apply audit probe help version" -- "$cur")
+		[ "$COMP_CWORD" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W "set udev status apply pin unpin audit probe help version" -- "$cur")
 		;;
 	audit)
 		if [[ $cur == -* ]]; then

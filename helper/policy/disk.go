@@ -12,6 +12,7 @@ import (
 
 	"github.com/iosched/iosched/helper/apply"
 	"github.com/iosched/iosched/helper/disklock"
+	"github.com/iosched/iosched/helper/jiffies"
 	"github.com/iosched/iosched/helper/loopdev"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
@@ -32,12 +33,16 @@ type Disk struct {
 	// tells what no attribute does (queueattr.LoopReadOnly); "" asks no
 	// node.
 	Dev string
+	// HZ finds the running kernel's HZ and where it came from
+	// (jiffies.Find), which values kept in jiffies depend on; nil: not
+	// known, and only what every HZ keeps is taken.
+	HZ func() (jiffies.HZ, string, error)
 }
 
 func (d Disk) apply(dryRun bool) apply.Disk {
-	q := d.Queue
+	q := kernelAware{Queue: d.Queue, hz: d.HZ}
 	if d.Dev != "" {
-		q = loopAware{q, filepath.Join(d.Dev, d.Queue.Name())}
+		q.node = filepath.Join(d.Dev, d.Queue.Name())
 	}
 	a := apply.NewDisk(q)
 	a.DryRun = dryRun
@@ -45,14 +50,27 @@ func (d Disk) apply(dryRun bool) apply.Disk {
 	return a
 }
 
-// Check is the validation pass: it only reads. It returns the policy
-// without the settings that cannot be applied as asked on this queue,
-// and one error each: a value the kernel would refuse, clamp or ignore
-// here (wrapping queueattr.ErrBadValue), an attribute the queue lacks
-// (apply.ErrNoAttr), a tunable the scheduler that will be active does
-// not have. It runs before the first file is opened for
-// writing, so a refused setting never follows a write of another.
-func (d Disk) Check(p Policy) (Policy, []error) {
+// Plan is what Check found for one disk, reading each file it compares
+// once: the policy that can be applied, what it would change, and what
+// was refused. Apply carries it out.
+type Plan struct {
+	Policy  Policy  // the policy without the refused settings
+	Refused []error // one per refused setting: nothing of it is written
+	// Report is the read-only pass: its lines and the typed changes.
+	Report
+	queue *memo // what Check read, for Apply
+}
+
+// Check is the validation pass: it only reads, each file at most once.
+// It drops the settings that cannot be applied as asked on this queue,
+// with one error each: a value the kernel would refuse, clamp, wrap or
+// ignore here (wrapping queueattr.ErrBadValue), an attribute the queue
+// lacks (apply.ErrNoAttr), a tunable the scheduler that will be active
+// does not have. It runs before the first file is opened for writing, so
+// a refused setting never follows a write of another.
+func (d Disk) Check(p Policy) Plan {
+	m := newMemo(d.Queue)
+	d.Queue = m
 	target := d.target(p)
 	var bad []error
 	var kept []Setting
@@ -66,7 +84,7 @@ func (d Disk) Check(p Policy) (Policy, []error) {
 	p.Settings = kept
 	dry := d.pass(p, true)
 	if dry.Gone {
-		return p, nil
+		return Plan{Policy: p, Report: dry, queue: m}
 	}
 	kept = nil
 	for i, s := range p.Settings {
@@ -77,7 +95,11 @@ func (d Disk) Check(p Policy) (Policy, []error) {
 		kept = append(kept, s)
 	}
 	p.Settings = kept
-	return p, bad
+	if len(bad) > 0 {
+		// The pass again without them: its report is the plan's.
+		dry = d.pass(p, true)
+	}
+	return Plan{Policy: p, Refused: bad, Report: dry, queue: m}
 }
 
 func refusal(err error) bool {
@@ -194,17 +216,32 @@ func listTunables(dir string) ([]string, bool) {
 	return names, len(names) > 0
 }
 
+// Change is one write a pass made or would make.
+type Change struct {
+	Attr     string // "scheduler", a queue attribute, "iosched/NAME"
+	From, To string // From "" when not read (a tunable before the switch)
+	Why      string // what asked for it: the setting's property or argument
+}
+
+// Line is one line of a report: a change, or what already holds.
+type Line struct {
+	Text   string // without the disk name
+	Change bool   // a write was (or would be) made
+}
+
 // Report is what one pass over a disk found or did.
 type Report struct {
 	Disk    string
-	Lines   []string // one per scheduler or attribute, without the disk name
-	Changed bool     // something was (or would be) written
-	Changes []string // what was (or would be) written: "scheduler", queue attributes
-	Gone    bool     // the disk went away: nothing else counts
+	Lines   []Line // one per scheduler or attribute
+	Changes []Change
+	Gone    bool // the disk went away: nothing else counts
 	Errs    []error
 	// settingErrs is each setting's error, by index, for Check.
 	settingErrs map[int]error
 }
+
+// Changed reports whether the pass wrote (or would write) anything.
+func (r Report) Changed() bool { return len(r.Changes) > 0 }
 
 // Text renders the report as the commands print it: one line each,
 // "DISK: what", marked "(dry run)" where a dry run would write.
@@ -215,10 +252,11 @@ func (r Report) Text(dryRun bool) string {
 		return b.String()
 	}
 	for _, l := range r.Lines {
-		if dryRun && strings.Contains(l, " -> ") {
-			l += " (dry run)"
+		t := l.Text
+		if dryRun && l.Change {
+			t += " (dry run)"
 		}
-		fmt.Fprintf(&b, "%s: %s\n", r.Disk, l)
+		fmt.Fprintf(&b, "%s: %s\n", r.Disk, t)
 	}
 	return b.String()
 }
@@ -226,23 +264,20 @@ func (r Report) Text(dryRun bool) string {
 // Err joins the report's errors.
 func (r Report) Err() error { return errors.Join(r.Errs...) }
 
-// DryRun is the pass Apply makes first: what Apply would write.
-func (d Disk) DryRun(p Policy) Report { return d.pass(p, true) }
-
-// Apply sets the scheduler first (a switch resets nr_requests and
-// replaces the iosched/ tunables), then each setting in order. A failed
-// setting does not stop the others; all failures are in the report.
-// p should have been through Check.
-//
-// A first pass only reads. When it finds nothing to change, that is the
-// answer, and no lock was taken: the common case stays lock-free. Else
-// the real pass runs under the disk's lock and reads everything again,
-// since another run may have changed it meanwhile.
-func (d Disk) Apply(p Policy, dryRun bool) Report {
-	r := d.pass(p, true)
-	if dryRun || (!r.Changed && len(r.Errs) == 0) {
-		return r
+// Apply carries out a plan of Check: the scheduler first (a switch
+// resets nr_requests and replaces the iosched/ tunables), then each
+// setting in order. A failed setting does not stop the others; all
+// failures are in the report. A plan with no change is the answer as it
+// stands: nothing is read again and no lock is taken. Else the disk's
+// lock is taken and the pass runs again, reading again only what it
+// will write (everything the policy sets, after a scheduler switch),
+// since another run may have written it meanwhile; each write is read
+// back once.
+func (d Disk) Apply(plan Plan) Report {
+	if !plan.Changed() || plan.Gone {
+		return plan.Report
 	}
+	p := plan.Policy
 	// One iosched run per disk at a time: 6.18 kernels oops when two
 	// writers of queue/scheduler overlap (package disklock says why).
 	unlock, err := d.Locks.Lock(d.Queue.Name(), disklock.Wait)
@@ -256,6 +291,21 @@ func (d Disk) Apply(p Policy, dryRun bool) Report {
 		return Report{Disk: d.Queue.Name(), Errs: []error{err}}
 	}
 	defer unlock()
+	m := plan.queue
+	if m == nil {
+		m = newMemo(d.Queue)
+	}
+	switched := false
+	for _, c := range plan.Changes {
+		m.forget(c.Attr)
+		switched = switched || c.Attr == queueattr.Scheduler
+	}
+	if switched {
+		for _, s := range p.Settings {
+			m.forget(s.Spec.Name)
+		}
+	}
+	d.Queue = m
 	return d.pass(p, false)
 }
 
@@ -277,20 +327,19 @@ func (d Disk) anyWritable(p Policy) bool {
 	return false
 }
 
-// legacyNames are scheduler names of the block layer before blk-mq,
-// gone since Linux 5.0, with what to ask for instead. ("deadline" still
-// works: it is mq-deadline's alias.)
-var legacyNames = map[string]string{
-	"noop": `the kernel calls it "none" now`,
-	"cfq":  `removed in Linux 5.0; "bfq" is its successor`,
-}
+// LegacyNames are scheduler names of the block layer before blk-mq,
+// gone since Linux 5.0, with their successor: the one home of the pair,
+// which 60-iosched.rules maps elevator= with (a test holds them in
+// step) and a list naming them gets as a hint. ("deadline" still works:
+// it is mq-deadline's alias.)
+var LegacyNames = map[string]string{"noop": "none", "cfq": "bfq"}
 
 // hint names the legacy names among unavailable, or "".
 func hint(unavailable []string) string {
 	var h []string
 	for _, n := range unavailable {
-		if why, ok := legacyNames[n]; ok {
-			h = append(h, n+": "+why)
+		if to, ok := LegacyNames[n]; ok {
+			h = append(h, fmt.Sprintf("%s: gone since Linux 5.0; %q is its successor", n, to))
 		}
 	}
 	return strings.Join(h, "; ")
@@ -314,7 +363,7 @@ func (d Disk) pass(p Policy, dryRun bool) Report {
 		case gone(err):
 			return r
 		case errors.Is(err, apply.ErrUnavailable) && p.Keep:
-			r.Lines = append(r.Lines, fmt.Sprintf("%s kept (unavailable: %s)", res.From, strings.Join(res.Unavailable, ",")))
+			r.Lines = append(r.Lines, Line{Text: fmt.Sprintf("%s kept (unavailable: %s)", res.From, strings.Join(res.Unavailable, ","))})
 		case errors.Is(err, apply.ErrUnavailable):
 			if h := hint(p.Wanted); h != "" {
 				err = fmt.Errorf("%w (%s)", err, h)
@@ -326,11 +375,10 @@ func (d Disk) pass(p Policy, dryRun bool) Report {
 			schedOK = false
 		default:
 			hintLine = hint(res.Unavailable)
-			r.Lines = append(r.Lines, res.String())
-			r.Changed = res.Changed
+			r.Lines = append(r.Lines, Line{res.String(), res.Changed})
 			schedChanged = res.Changed
 			if res.Changed {
-				r.Changes = append(r.Changes, queueattr.Scheduler)
+				r.Changes = append(r.Changes, Change{queueattr.Scheduler, res.From, res.To, p.Source.why()})
 			}
 		}
 		if dryRun && schedChanged {
@@ -342,10 +390,17 @@ func (d Disk) pass(p Policy, dryRun bool) Report {
 			if !schedOK {
 				r.Errs = append(r.Errs, fmt.Errorf("%s: %s not set: the scheduler was not applied", d.Queue.Name(), s.Spec.Name))
 			} else {
-				// The new scheduler's tunables exist only after the switch.
-				r.Lines = append(r.Lines, fmt.Sprintf("%s -> %s after the switch", s.Spec.Name, s.Value))
-				r.Changed = true
-				r.Changes = append(r.Changes, s.Spec.Name)
+				// The new scheduler's tunables exist only after the switch,
+				// but what their stores keep depends on the value and the
+				// kernel's HZ alone: refused here, before any write.
+				if err := s.Spec.Refusal(s.Value, d.kernelOnly()); err != nil {
+					err = fmt.Errorf("%s: %w", d.Queue.Name(), err)
+					r.Errs = append(r.Errs, err)
+					r.settingErrs[i] = err
+					continue
+				}
+				r.Lines = append(r.Lines, Line{fmt.Sprintf("%s -> %s after the switch", s.Spec.Name, s.Value), true})
+				r.Changes = append(r.Changes, Change{s.Spec.Name, "", s.Value, s.From})
 			}
 			continue
 		}
@@ -357,29 +412,60 @@ func (d Disk) pass(p Policy, dryRun bool) Report {
 			r.Errs = append(r.Errs, err)
 			r.settingErrs[i] = err
 		default:
-			r.Lines = append(r.Lines, res.String())
-			r.Changed = r.Changed || res.Changed
+			r.Lines = append(r.Lines, Line{res.String(), res.Changed})
 			if res.Changed {
-				r.Changes = append(r.Changes, s.Spec.Name)
+				r.Changes = append(r.Changes, Change{s.Spec.Name, res.From, res.To, s.From})
 			}
 		}
 	}
 	if hintLine != "" {
-		r.Lines = append(r.Lines, "hint: "+hintLine)
+		r.Lines = append(r.Lines, Line{Text: "hint: " + hintLine})
 	}
 	return r
 }
 
-// loopAware answers queueattr.LoopReadOnly from the loop device's node
-// (loopdev.ReadOnly), and every other read from the queue.
-type loopAware struct {
+// kernelAware answers what no attribute of the queue shows:
+// queueattr.KernelHZ from the kernel's configuration (Disk.HZ), and
+// queueattr.LoopReadOnly from the loop device's node (loopdev.ReadOnly)
+// when node is set; every other read goes to the queue.
+type kernelAware struct {
 	apply.Queue
+	hz   func() (jiffies.HZ, string, error)
 	node string
 }
 
-func (l loopAware) ReadDisk(attr string) (string, error) {
-	if "../"+attr == queueattr.LoopReadOnly {
-		ro, err := loopdev.ReadOnly(l.node)
+func (k kernelAware) Read(attr string) (string, error) {
+	if attr == queueattr.KernelHZ {
+		return readHZ(k.hz)
+	}
+	return k.Queue.Read(attr)
+}
+
+func readHZ(find func() (jiffies.HZ, string, error)) (string, error) {
+	if find == nil {
+		return "", jiffies.ErrUnknown
+	}
+	hz, src, err := find()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d %s", hz, src), nil
+}
+
+// kernelOnly reads only what the kernel, not the queue, tells: enough
+// for a scheduler's tunables, whose stores depend on nothing else.
+func (d Disk) kernelOnly() queueattr.Reader {
+	return func(attr string) (string, error) {
+		if attr == queueattr.KernelHZ {
+			return readHZ(d.HZ)
+		}
+		return "", fmt.Errorf("%s: %s: %w", d.Queue.Name(), attr, os.ErrNotExist)
+	}
+}
+
+func (k kernelAware) ReadDisk(attr string) (string, error) {
+	if k.node != "" && "../"+attr == queueattr.LoopReadOnly {
+		ro, err := loopdev.ReadOnly(k.node)
 		if err != nil {
 			return "", err
 		}
@@ -388,10 +474,62 @@ func (l loopAware) ReadDisk(attr string) (string, error) {
 		}
 		return "0", nil
 	}
-	if dr, ok := l.Queue.(interface {
+	if dr, ok := k.Queue.(interface {
 		ReadDisk(string) (string, error)
 	}); ok {
 		return dr.ReadDisk(attr)
 	}
-	return "", fmt.Errorf("%s: %s: %w", l.Name(), attr, os.ErrNotExist)
+	return "", fmt.Errorf("%s: %s: %w", k.Name(), attr, os.ErrNotExist)
 }
+
+// memo is a queue read at most once a file: Check plans from what it
+// read, and Apply reads again, under the lock, only what it forgets.
+// A write forgets what it wrote, so the read back goes to the disk.
+type memo struct {
+	apply.Queue
+	vals map[string]memoVal
+}
+
+type memoVal struct {
+	v   string
+	err error
+}
+
+func newMemo(q apply.Queue) *memo {
+	if m, ok := q.(*memo); ok {
+		return m
+	}
+	return &memo{Queue: q, vals: map[string]memoVal{}}
+}
+
+func (m *memo) Read(attr string) (string, error) {
+	if v, ok := m.vals[attr]; ok {
+		return v.v, v.err
+	}
+	v, err := m.Queue.Read(attr)
+	m.vals[attr] = memoVal{v, err}
+	return v, err
+}
+
+func (m *memo) ReadDisk(attr string) (string, error) {
+	key := "../" + attr
+	if v, ok := m.vals[key]; ok {
+		return v.v, v.err
+	}
+	dr, ok := m.Queue.(interface {
+		ReadDisk(string) (string, error)
+	})
+	if !ok {
+		return "", fmt.Errorf("%s: %s: %w", m.Name(), attr, os.ErrNotExist)
+	}
+	v, err := dr.ReadDisk(attr)
+	m.vals[key] = memoVal{v, err}
+	return v, err
+}
+
+func (m *memo) Write(attr, value string) error {
+	m.forget(attr)
+	return m.Queue.Write(attr, value)
+}
+
+func (m *memo) forget(attr string) { delete(m.vals, attr) }

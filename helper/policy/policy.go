@@ -34,6 +34,7 @@ type Policy struct {
 	Wanted   []string // the scheduler list, first usable wins; nil leaves the scheduler alone
 	Keep     bool     // the list ended in Keep
 	Settings []Setting
+	Source   Wanted // where the scheduler list came from (FromProperties)
 }
 
 // Empty reports whether the policy asks for nothing.
@@ -82,6 +83,7 @@ func Parse(args []string) (Policy, error) {
 		if p.Wanted, p.Keep, err = ParseList(args[0]); err != nil {
 			return Policy{}, err
 		}
+		p.Source = Wanted{List: args[0], Source: SourceArgs}
 		args = args[1:]
 	}
 	for _, kv := range args {
@@ -139,16 +141,13 @@ func Asks(get func(string) string, keys []string) bool {
 // property comes back as an error naming disk, and the rest still counts.
 func FromProperties(disk string, keys []string, get func(string) string) (Policy, []error) {
 	var p Policy
-	var bad []error
-	list, err := ListFor(disk, get(queueattr.Property(queueattr.Scheduler)), get(queueattr.CmdlineProperty))
-	if err != nil {
-		bad = append(bad, fmt.Errorf("%s: %w", disk, err))
-	}
-	if list != "" {
+	w, bad := wantedList(disk, get)
+	p.Source = w
+	if w.List != "" {
 		var err error
-		if p.Wanted, p.Keep, err = ParseList(list); err != nil {
+		if p.Wanted, p.Keep, err = ParseList(w.List); err != nil {
 			// Keep the scheduler as it is; the attributes still apply.
-			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", disk, queueattr.Property(queueattr.Scheduler), list, err))
+			bad = append(bad, fmt.Errorf("%s: %s=%q: %w", disk, queueattr.Property(queueattr.Scheduler), w.List, err))
 		}
 	}
 	for _, k := range keys {

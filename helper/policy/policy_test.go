@@ -14,6 +14,7 @@ import (
 
 	"github.com/iosched/iosched/helper/disklock"
 	"github.com/iosched/iosched/helper/internal/fixture"
+	"github.com/iosched/iosched/helper/jiffies"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
@@ -115,11 +116,15 @@ func (k *kernel) Write(attr, v string) error {
 		j := (n + 3) / 4                        // msecs_to_jiffies, HZ=250
 		k.vals[attr] = fmt.Sprint(int32(4 * j)) // jiffies_to_msecs shown as an int
 		return nil
+	case attr == "iosched/timeout_sync":
+		j := (min(max(n, 1), 1<<31-1) + 3) / 4 // clamped, msecs_to_jiffies, HZ=250
+		k.vals[attr] = fmt.Sprint(uint32(4 * j))
+		return nil
 	case attr == "iosched/slice_idle":
-		k.sliceNs = uint64(n) * 1e6
+		k.sliceNs = uint64(uint32(uint64(min(n, 1<<31-1)) * 1e6)) // a u32 of ns
 		return nil
 	case attr == "iosched/slice_idle_us":
-		k.sliceNs = uint64(n) * 1e3
+		k.sliceNs = uint64(uint32(uint64(min(n, 1<<32-1)) * 1e3))
 		return nil
 	case attr == "iosched/strict_guarantees":
 		if k.vals[attr] == "0" && n == 1 && k.sliceNs < 8e6 {
@@ -157,7 +162,7 @@ func (k *kernel) switchTo(name string) {
 	case "bfq":
 		k.vals["nr_requests"] = "256"
 		k.sliceNs = 8e6
-		for a, v := range map[string]string{"strict_guarantees": "0", "low_latency": "1", "max_budget": "0"} {
+		for a, v := range map[string]string{"strict_guarantees": "0", "low_latency": "1", "max_budget": "0", "timeout_sync": "124"} {
 			k.vals["iosched/"+a] = v
 		}
 	case "kyber":
@@ -168,7 +173,8 @@ func (k *kernel) switchTo(name string) {
 }
 
 func testDisk(t *testing.T, k *kernel) Disk {
-	return Disk{Queue: k, Locks: disklock.Dir{Path: filepath.Join(t.TempDir(), "locks"), Owner: os.Geteuid()}}
+	return Disk{Queue: k, Locks: disklock.Dir{Path: filepath.Join(t.TempDir(), "locks"), Owner: os.Geteuid()},
+		HZ: func() (jiffies.HZ, string, error) { return 250, "the model", nil }}
 }
 
 // set is `iosched set` on the model: parse, check, apply. It returns the
@@ -179,11 +185,11 @@ func set(t *testing.T, k *kernel, args ...string) error {
 		return err
 	}
 	d := testDisk(t, k)
-	p, bad := d.Check(p)
-	if len(bad) > 0 {
-		return errors.Join(bad...)
+	plan := d.Check(p)
+	if len(plan.Refused) > 0 {
+		return errors.Join(plan.Refused...)
 	}
-	return d.Apply(p, false).Err()
+	return d.Apply(plan).Err()
 }
 
 // TestRefusedBeforeAnyWrite: the hostile inputs of the helper's review,
@@ -200,6 +206,10 @@ func TestRefusedBeforeAnyWrite(t *testing.T) {
 		{"nr_requests above MAX_SCHED_RQ after a switch", "none", []string{"bfq", "nr_requests=4096"}, "MAX_SCHED_RQ"},
 		{"jiffies tunable that wraps", "mq-deadline", []string{"iosched/read_expire=2147483647"}, "reads back negative"},
 		{"jiffies tunable that wraps, with a switch", "none", []string{"mq-deadline", "iosched/write_expire=2147483647"}, "reads back negative"},
+		{"jiffies tunable rounded up to a jiffy", "mq-deadline", []string{"iosched/read_expire=501"}, "would keep 504"},
+		{"bfq idle in us that wraps, with a switch", "none", []string{"bfq", "iosched/slice_idle_us=4294968"}, "wraps"},
+		{"bfq idle in ms that wraps", "bfq", []string{"iosched/slice_idle=4295"}, "wraps"},
+		{"bfq timeout above INT_MAX that HZ=250 does not show as written", "bfq", []string{"iosched/timeout_sync=2147483649"}, "would keep 2147483648"},
 		{"int overflow", "mq-deadline", []string{"iosched/fifo_batch=2147483648"}, "kstrtoint"},
 		{"the same attribute twice", "none", []string{"read_ahead_kb=128", "read_ahead_kb=256"}, "read_ahead_kb given twice"},
 		{"the same tunable twice", "mq-deadline", []string{"iosched/fifo_batch=8", "iosched/fifo_batch=8"}, "given twice"},
@@ -247,8 +257,14 @@ func TestSecondRunWritesNothing(t *testing.T) {
 			map[string]string{"iosched/slice_idle_us": "0", "iosched/strict_guarantees": "1"}},
 		{"async_depth beside nr_requests", "none", []string{"mq-deadline", "iosched/async_depth=32", "nr_requests=64"},
 			map[string]string{"iosched/async_depth": "32", "nr_requests": "64"}},
-		{"the longest jiffies tunable that reads back", "mq-deadline", []string{"iosched/read_expire=2147483638"},
+		{"the longest jiffies tunable that reads back", "mq-deadline", []string{"iosched/read_expire=2147483640"},
 			map[string]string{"iosched/read_expire": "2147483640"}},
+		{"a jiffies tunable exact on HZ=250", "mq-deadline", []string{"iosched/write_expire=508"},
+			map[string]string{"iosched/write_expire": "508"}},
+		{"bfq's timeout above INT_MAX that HZ=250 shows as written", "none", []string{"bfq", "iosched/timeout_sync=2147483648"},
+			map[string]string{"iosched/timeout_sync": "2147483648"}},
+		{"bfq's longest idle in us", "bfq", []string{"iosched/slice_idle_us=4294967"},
+			map[string]string{"iosched/slice_idle_us": "4294967", "iosched/slice_idle": "4294"}},
 		{"nr_requests after a switch", "none", []string{"kyber", "nr_requests=64", "iosched/read_lat_nsec=3000000"},
 			map[string]string{"nr_requests": "64", "iosched/read_lat_nsec": "3000000"}},
 	}
@@ -290,11 +306,11 @@ func TestKeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, bad := d.Check(p)
-	if len(bad) > 0 {
-		t.Fatal(bad)
+	plan := d.Check(p)
+	if len(plan.Refused) > 0 {
+		t.Fatal(plan.Refused)
 	}
-	r := d.Apply(p, false)
+	r := d.Apply(plan)
 	if r.Err() != nil {
 		t.Fatal(r.Err())
 	}
@@ -307,7 +323,7 @@ func TestKeep(t *testing.T) {
 	}
 	// Without keep the same list fails.
 	p, _ = Parse([]string{"bfq,kyber"})
-	if err := d.Apply(p, false).Err(); err == nil {
+	if err := d.Apply(d.Check(p)).Err(); err == nil {
 		t.Error("bfq,kyber on a disk offering neither: no error")
 	}
 }
@@ -338,7 +354,7 @@ func TestTunablesFromKernel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, bad := d.Check(p)
+		bad := d.Check(p).Refused
 		got := ""
 		if len(bad) > 0 {
 			got = errors.Join(bad...).Error()
@@ -367,25 +383,163 @@ func TestOrder(t *testing.T) {
 	_ = queueattr.Scheduler
 }
 
-func TestListFor(t *testing.T) {
+// TestWantedFor: the kernel command line as 60-iosched.rules records
+// it (the class's list, the two parameters, the list it composed), the
+// list a disk gets and where from; a malformed parameter is one error
+// naming it as written, and the class policy stands.
+func TestWantedFor(t *testing.T) {
+	const class, elev, cmd, list = "IOSCHED_CLASS_SCHEDULER", "IOSCHED_CMDLINE_ELEVATOR", "IOSCHED_CMDLINE_SCHEDULER", "IOSCHED_SCHEDULER"
+	// rules composes the properties as 60-iosched.rules does.
+	rules := func(c, e, s string) map[string]string {
+		m := map[string]string{class: c, list: c, elev: e, cmd: s}
+		if e != "" {
+			m[list] = joinList(e, c)
+		}
+		if s != "" && !strings.Contains(s, ":") {
+			m[list] = s
+		}
+		if strings.Contains(s, ":") {
+			m["IOSCHED_CMDLINE"] = s
+		}
+		return m
+	}
+	withID := func(m map[string]string, k, v string) map[string]string { m[k] = v; return m }
+	type res struct {
+		Wanted Wanted
+		Errs   []string
+	}
 	tests := []struct {
-		disk, list, cmdline, want string
-		bad                       bool
+		name  string
+		disk  string
+		props map[string]string
+		want  res
 	}{
-		{"sda", "bfq,mq-deadline", "", "bfq,mq-deadline", false},
-		{"sda", "bfq,mq-deadline", "sda:kyber", "kyber", false},
-		{"sdb", "bfq,mq-deadline", "sda:kyber", "bfq,mq-deadline", false},
-		{"sdb", "bfq", "sda:kyber/none", "none", false},
-		{"sda", "bfq", "none/sda:kyber,keep", "kyber,keep", false},
-		{"nvme0n1", "", "sda:bfq/nvme0n1:none", "none", false},
-		{"sda", "bfq", "sda:", "bfq", true},
-		{"sda", "bfq", ":kyber", "bfq", true},
-		{"sda", "bfq", "sda:kyber//", "bfq", true},
+		{"class alone", "sda", rules("bfq,mq-deadline", "", ""), res{Wanted{"bfq,mq-deadline", SourceClass, ""}, nil}},
+		{"nothing", "sda", map[string]string{}, res{Wanted{}, nil}},
+		{"another rule", "sda", map[string]string{class: "bfq", list: "kyber"}, res{Wanted{"kyber", SourceRule, ""}, nil}},
+		{"per disk", "sda", rules("bfq", "", "sda:kyber"), res{Wanted{"kyber", SourceCmdline, "iosched.scheduler=sda:kyber"}, nil}},
+		{"per disk, another disk", "sdb", rules("bfq", "", "sda:kyber"), res{Wanted{"bfq", SourceClass, ""}, nil}},
+		{"per disk, the rest", "sdb", rules("bfq", "", "sda:kyber/none"), res{Wanted{"none", SourceCmdline, "iosched.scheduler=sda:kyber/none"}, nil}},
+		{"per disk with keep", "sda", rules("bfq", "", "none/sda:kyber,keep"), res{Wanted{"kyber,keep", SourceCmdline, "iosched.scheduler=none/sda:kyber,keep"}, nil}},
+		{"every disk", "sda", rules("bfq", "", "mq-deadline,keep"), res{Wanted{"mq-deadline,keep", SourceCmdline, "iosched.scheduler=mq-deadline,keep"}, nil}},
+		{"elevator", "sda", rules("bfq,mq-deadline", "none", ""), res{Wanted{"none,bfq,mq-deadline", SourceCmdline, "elevator=none"}, nil}},
+		{"elevator, no class", "sda", rules("", "kyber", ""), res{Wanted{"kyber", SourceCmdline, "elevator=kyber"}, nil}},
+		{"per disk by WWN", "sdc", withID(rules("bfq", "", "0x5000c500a1b2c3d4:kyber/sdc:none"), "ID_WWN", "0x5000c500a1b2c3d4"),
+			res{Wanted{"kyber", SourceCmdline, "iosched.scheduler=0x5000c500a1b2c3d4:kyber/sdc:none"}, nil}},
+		{"per disk by serial", "sdc", withID(rules("bfq", "", "ST1000_Z1:kyber"), "ID_SERIAL", "ST1000_Z1"),
+			res{Wanted{"kyber", SourceCmdline, "iosched.scheduler=ST1000_Z1:kyber"}, nil}},
+		{"elevator, then a disk's entry", "sda", rules("bfq", "none", "sda:kyber"), res{Wanted{"kyber", SourceCmdline, "iosched.scheduler=sda:kyber"}, nil}},
+		// Malformed: one error each, naming the parameter; the class stands.
+		{"a name the kernel never has", "sda", rules("bfq", "", "sda:Bfq"), res{Wanted{"bfq", SourceClass, ""},
+			[]string{`sda: kernel command line "iosched.scheduler=sda:Bfq": scheduler list "Bfq": bad scheduler name "Bfq": byte 'B' not in [a-z0-9_-]; the class policy stands (bfq)`}}},
+		{"two lists in an entry", "sda", rules("bfq", "", "sda:bfq:none"), res{Wanted{"bfq", SourceClass, ""},
+			[]string{`sda: kernel command line "iosched.scheduler=sda:bfq:none": entry "sda:bfq:none": want DISK:LIST or LIST, entries joined by /; the class policy stands (bfq)`}}},
+		{"every disk, malformed", "sda", rules("mq-deadline", "", "Bfq"), res{Wanted{"mq-deadline", SourceClass, ""},
+			[]string{`sda: kernel command line "iosched.scheduler=Bfq": scheduler list "Bfq": bad scheduler name "Bfq": byte 'B' not in [a-z0-9_-]; the class policy stands (mq-deadline)`}}},
+		{"elevator in capitals", "sda", rules("mq-deadline", "NOOP", ""), res{Wanted{"mq-deadline", SourceClass, ""},
+			[]string{`sda: kernel command line "elevator=NOOP": scheduler list "NOOP": bad scheduler name "NOOP": byte 'N' not in [a-z0-9_-]; the class policy stands (mq-deadline)`}}},
+		{"elevator with a list", "sda", rules("mq-deadline", "bfq,none", ""), res{Wanted{"mq-deadline", SourceClass, ""},
+			[]string{`sda: kernel command line "elevator=bfq,none": want one scheduler name; the class policy stands (mq-deadline)`}}},
+		{"empty entry", "sda", rules("bfq", "", "sda:kyber//"), res{Wanted{"bfq", SourceClass, ""},
+			[]string{`sda: kernel command line "iosched.scheduler=sda:kyber//": entry "": want DISK:LIST or LIST, entries joined by /; the class policy stands (bfq)`}}},
+		{"no disk", "sda", rules("bfq", "", ":kyber"), res{Wanted{"bfq", SourceClass, ""},
+			[]string{`sda: kernel command line "iosched.scheduler=:kyber": entry ":kyber": want DISK:LIST or LIST, entries joined by /; the class policy stands (bfq)`}}},
+		{"good elevator, bad entry", "sda", rules("bfq", "none", "sda:"), res{Wanted{"none,bfq", SourceCmdline, "elevator=none"},
+			[]string{`sda: kernel command line "iosched.scheduler=sda:": entry "sda:": want DISK:LIST or LIST, entries joined by /; elevator=none stands (none,bfq)`}}},
 	}
 	for _, tt := range tests {
-		got, err := ListFor(tt.disk, tt.list, tt.cmdline)
-		if got != tt.want || (err != nil) != tt.bad {
-			t.Errorf("ListFor(%q, %q, %q) = %q, %v; want %q, error %v", tt.disk, tt.list, tt.cmdline, got, err, tt.want, tt.bad)
+		w, errs := WantedFor(tt.disk, func(k string) string { return tt.props[k] })
+		got := res{Wanted: w}
+		for _, err := range errs {
+			got.Errs = append(got.Errs, err.Error())
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s: WantedFor (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// TestRulesComposeAsWantedForUndoes holds 60-iosched.rules and
+// wantedList in step: the lines that compose IOSCHED_SCHEDULER from the
+// class and the kernel command line are the ones TestWantedFor's rules
+// mirrors and wantedList undoes.
+func TestRulesComposeAsWantedForUndoes(t *testing.T) {
+	b, err := os.ReadFile("../../rules.d/60-iosched.rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := string(b)
+	for _, line := range []string{
+		`ENV{IOSCHED_CMDLINE_ELEVATOR}="$env{elevator}", ENV{IOSCHED_CMDLINE_SCHEDULER}="$env{iosched.scheduler}"`,
+		`ENV{IOSCHED_CLASS_SCHEDULER}=="?*", ENV{IOSCHED_SCHEDULER}="$env{IOSCHED_CLASS_SCHEDULER}"`,
+		`ENV{IOSCHED_CMDLINE_ELEVATOR}=="?*", ENV{IOSCHED_SCHEDULER}=="?*", ENV{IOSCHED_SCHEDULER}="$env{IOSCHED_CMDLINE_ELEVATOR},$env{IOSCHED_SCHEDULER}"`,
+		`ENV{IOSCHED_CMDLINE_ELEVATOR}=="?*", ENV{IOSCHED_SCHEDULER}!="?*", ENV{IOSCHED_SCHEDULER}="$env{IOSCHED_CMDLINE_ELEVATOR}"`,
+		`ENV{IOSCHED_CMDLINE_SCHEDULER}=="?*", ENV{IOSCHED_CMDLINE_SCHEDULER}!="*:*", ENV{IOSCHED_SCHEDULER}="$env{IOSCHED_CMDLINE_SCHEDULER}"`,
+		`ENV{IOSCHED_CMDLINE_SCHEDULER}=="*:*", ENV{IOSCHED_CMDLINE}="$env{IOSCHED_CMDLINE_SCHEDULER}"`,
+	} {
+		if !strings.Contains(rules, line+"\n") {
+			t.Errorf("60-iosched.rules has no line %s", line)
+		}
+	}
+	for old, to := range LegacyNames {
+		if line := fmt.Sprintf(`ENV{elevator}=="%s", ENV{elevator}="%s"`, old, to); !strings.Contains(rules, line+"\n") {
+			t.Errorf("60-iosched.rules has no line %s", line)
+		}
+	}
+	for _, p := range []string{queueattr.ClassProperty, queueattr.CmdlineElevatorProperty, queueattr.CmdlineSchedulerProperty, queueattr.CmdlineProperty} {
+		if !strings.Contains(rules, "ENV{"+p+"}") {
+			t.Errorf("60-iosched.rules never names %s", p)
+		}
+	}
+}
+
+// counting is the kernel model with every read counted.
+type counting struct {
+	*kernel
+	reads []string
+}
+
+func (c *counting) Read(attr string) (string, error) {
+	c.reads = append(c.reads, attr)
+	return c.kernel.Read(attr)
+}
+
+func (c *counting) Write(attr, v string) error {
+	c.reads = append(c.reads, "write "+attr)
+	return c.kernel.Write(attr, v)
+}
+
+// TestReadsOnce: Check reads each file once, Apply of a plan with no
+// change reads nothing more, and a change is read again, written and
+// read back once (test/integration's TestOpensCounted counts the same
+// on a loop device under strace).
+func TestReadsOnce(t *testing.T) {
+	tests := []struct {
+		setup string
+		args  []string
+		want  []string
+	}{
+		{"mq-deadline", []string{"mq-deadline"}, []string{"scheduler"}},
+		{"mq-deadline", []string{"mq-deadline", "read_ahead_kb=128"}, []string{"scheduler", "read_ahead_kb"}},
+		{"none", []string{"mq-deadline"}, []string{"scheduler", "scheduler", "write scheduler", "scheduler"}},
+		{"mq-deadline", []string{"mq-deadline", "read_ahead_kb=256"},
+			[]string{"scheduler", "read_ahead_kb", "read_ahead_kb", "write read_ahead_kb", "read_ahead_kb"}},
+	}
+	for _, tt := range tests {
+		k := newKernel()
+		k.switchTo(tt.setup)
+		c := &counting{kernel: k}
+		d := testDisk(t, k)
+		d.Queue = c
+		p, err := Parse(tt.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Apply(d.Check(p)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, c.reads); diff != "" {
+			t.Errorf("set %q on %s: reads and writes (-want +got):\n%s", tt.args, tt.setup, diff)
 		}
 	}
 }

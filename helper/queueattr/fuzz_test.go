@@ -25,7 +25,7 @@ func FuzzCheck(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, q := range []queue{ssd, hdd, readOnlyLoop, fuaDisk, bigIOOpt} {
+		for _, q := range []queue{ssd, hdd, readOnlyLoop, fuaDisk, bigIOOpt, ssd.with(KernelHZ, "250 test"), hdd.with(KernelHZ, "100 test")} {
 			q = q.with(name, current)
 			o := s.Predict(value, q.read)
 			if s.Check(value) != nil || s.Refusal(value, q.read) != nil || o.Kept == "" {

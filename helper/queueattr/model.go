@@ -38,10 +38,13 @@ const (
 	// Wrap: the store succeeds, but the number overflows on its way
 	// and reads back as another one.
 	Wrap
+	// Untold: what reads back depends on what iosched could not find
+	// out (the kernel's HZ): refused rather than guessed.
+	Untold
 )
 
 func (e Effect) String() string {
-	return [...]string{"keep", "clamp", "refuse", "ignore", "unknown", "wrap"}[e]
+	return [...]string{"keep", "clamp", "refuse", "ignore", "unknown", "wrap", "untold"}[e]
 }
 
 // Outcome is what writing a value would do.
@@ -58,10 +61,8 @@ const (
 	minRequests    = 4         // BLKDEV_MIN_RQ
 	defRequests    = 128       // BLKDEV_DEFAULT_RQ
 	maxSchedRq     = 16 * defRequests
-	maxWbtUsec     = (1<<64 - 1) / 1000               // wbt_set_lat(): val *= 1000ULL wraps above this
-	jiffyMaxMS     = 10                               // the longest jiffy of the kernel's HZ choices (HZ=100)
-	maxIntMsecs    = math.MaxInt32 - (jiffyMaxMS - 1) // an int of ms that stays one when rounded up to a jiffy
-	rotationalUsec = 75000                            // wbt_default_latency_nsec(), in usec
+	maxWbtUsec     = (1<<64 - 1) / 1000 // wbt_set_lat(): val *= 1000ULL wraps above this
+	rotationalUsec = 75000              // wbt_default_latency_nsec(), in usec
 	ssdUsec        = 2000
 )
 
@@ -83,6 +84,8 @@ func (s Spec) refusal(value string, o Outcome) error {
 		return fmt.Errorf("%s=%q: %w: the kernel ignores it (%s)", s.Name, value, ErrBadValue, o.Why)
 	case Wrap:
 		return fmt.Errorf("%s=%q: %w: it would read back as another number (%s)", s.Name, value, ErrBadValue, o.Why)
+	case Untold:
+		return fmt.Errorf("%s=%q: %w: iosched cannot tell what the kernel would keep (%s)", s.Name, value, ErrBadValue, o.Why)
 	}
 	return nil
 }
@@ -114,27 +117,10 @@ func (s Spec) Unchanged(current, want string, other Reader) (bool, error) {
 	return o.Kept != "" && s.Same(current, o.Kept), nil
 }
 
-// Same reports whether an attribute reading current holds kept: equal,
-// or for values kept in jiffies, rounded up by less than one jiffy.
-func (s Spec) Same(current, kept string) bool {
-	if current == kept {
-		return true
-	}
-	if !s.inJiffies() {
-		return false
-	}
-	c, err1 := strconv.ParseInt(current, 10, 64)
-	k, err2 := strconv.ParseInt(kept, 10, 64)
-	return err1 == nil && err2 == nil && c >= k && c-k < jiffyMaxMS
-}
-
-func (s Spec) inJiffies() bool {
-	if s.Kind == IOTimeout {
-		return true
-	}
-	t, ok := tunables[strings.TrimPrefix(s.Name, TunablePrefix)]
-	return s.Kind == Tunable && ok && t.unit == jiffies
-}
+// Same reports whether an attribute reading current holds kept. Values
+// kept in jiffies are predicted on the kernel's own HZ, so equal is the
+// whole answer for them too.
+func (s Spec) Same(current, kept string) bool { return current == kept }
 
 // Predict models the attribute's store in the kernel: what writing want
 // does on the queue q reads. q may be nil: what depends on the queue's
@@ -153,7 +139,7 @@ func (s Spec) Predict(want string, q Reader) Outcome {
 	case WriteCache:
 		return predictWriteCache(want, read)
 	case Tunable:
-		return predictTunable(strings.TrimPrefix(s.Name, TunablePrefix), want)
+		return predictTunable(strings.TrimPrefix(s.Name, TunablePrefix), want, tickOf(q))
 	case IOTimeout:
 		// kstrtou32(page, 10), and 0 is refused.
 		v, ok := kstrtoul(want, maxUint)
@@ -167,7 +153,9 @@ func (s Spec) Predict(want string, q Reader) Outcome {
 			// MAX_JIFFY_OFFSET, cut to the unsigned int rq_timeout.
 			return Outcome{Effect: Wrap, Why: fmt.Sprintf("queue_io_timeout_store: above %d ms, msecs_to_jiffies gives MAX_JIFFY_OFFSET, cut to an unsigned int", math.MaxInt32)}
 		}
-		return keep(v)
+		// The unsigned int q->rq_timeout, shown by queue_io_timeout_show
+		// with %u.
+		return predictJiffies(int64(v), v, false, "blk-sysfs.c:queue_io_timeout_store", tickOf(q))
 	}
 	v, ok := kstrtoul(want, maxUint)
 	if !ok {
@@ -412,7 +400,7 @@ func predictWriteCache(want string, read func(string) (string, bool)) Outcome {
 
 // predictTunable models the scheduler stores listed in tunables; a name
 // not listed is taken as any integer the scheduler keeps as written.
-func predictTunable(name, want string) Outcome {
+func predictTunable(name, want string, hz tick) Outcome {
 	s := strings.TrimSuffix(want, "\n")
 	t, known := tunables[name]
 	if !known {
@@ -422,6 +410,8 @@ func predictTunable(name, want string) Outcome {
 		}
 		return Outcome{Effect: Keep, Kept: strconv.FormatInt(v, 10)}
 	}
+	var asked int64 // the value as parsed, before the store's clamp
+	var v uint64    // the value the store keeps, after its clamp
 	switch t.parse {
 	case parseUllong:
 		v, ok := kstrtoul(s, 1<<64-1)
@@ -430,41 +420,60 @@ func predictTunable(name, want string) Outcome {
 		}
 		return keep(v)
 	case parseUlong:
-		v, ok := kstrtoul(s, 1<<64-1)
+		u, ok := kstrtoul(s, 1<<64-1)
 		if !ok {
 			return refuse("%s: kstrtoul, a decimal number", t.store)
 		}
-		if v < uint64(t.min) || v > uint64(t.max) {
-			return Outcome{Clamp, strconv.FormatInt(clamp(v, t), 10), fmt.Sprintf("%s: clamped to %d..%d", t.store, t.min, t.max)}
+		v = uint64(clamp(u, t))
+		asked = int64(min(u, math.MaxInt64))
+	default:
+		// kstrtoint(page, 0): plain decimals only, see parseInt.
+		digits := strings.TrimLeft(s, "+-")
+		if digits == "" || len(digits) > 1 && digits[0] == '0' || len(s)-len(digits) > 1 {
+			return refuse("%s: want a plain decimal integer (kstrtoint base 0 reads a leading 0 as octal)", t.store)
 		}
-		return keep(v)
+		i, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return refuse("%s: kstrtoint, an int (-2147483648..2147483647)", t.store)
+		}
+		asked = i
+		kept := min(max(i, t.min), t.max)
+		if t.unit == exact {
+			if kept != i {
+				return Outcome{Clamp, strconv.FormatInt(kept, 10), fmt.Sprintf("%s: clamped to %d..%d", t.store, t.min, t.max)}
+			}
+			return Outcome{Effect: Keep, Kept: strconv.FormatInt(i, 10)}
+		}
+		v = uint64(kept) // the jiffies stores' min is 0
 	}
-	// kstrtoint(page, 0): plain decimals only, see parseInt.
-	digits := strings.TrimLeft(s, "+-")
-	if digits == "" || len(digits) > 1 && digits[0] == '0' || len(s)-len(digits) > 1 {
-		return refuse("%s: want a plain decimal integer (kstrtoint base 0 reads a leading 0 as octal)", t.store)
+	switch t.unit {
+	case jiffiesInt, jiffiesUint:
+		return predictJiffies(asked, v, t.unit == jiffiesInt, t.store, hz)
+	case nsU32FromMs, nsU32FromUs:
+		per := uint64(1_000_000)
+		if t.unit == nsU32FromUs {
+			per = 1000
+		}
+		if ns := v * per; ns > math.MaxUint32 {
+			return Outcome{Effect: Wrap, Why: fmt.Sprintf("%s: kept as %d ns in the u32 bfq_slice_idle: above %d it wraps and reads back as %d",
+				t.store, ns, uint64(math.MaxUint32)/per, uint64(uint32(ns))/per)}
+		}
 	}
-	v, err := strconv.ParseInt(s, 10, 32)
-	if err != nil {
-		return refuse("%s: kstrtoint, an int (-2147483648..2147483647)", t.store)
+	if int64(v) != asked || asked < 0 {
+		return Outcome{Clamp, strconv.FormatUint(v, 10), fmt.Sprintf("%s: clamped to %d..%d", t.store, t.min, t.max)}
 	}
-	if t.unit == jiffies && v > maxIntMsecs {
-		// SHOW_JIFFIES prints jiffies_to_msecs() as an int: rounded up
-		// to a whole jiffy, INT_MAX reads back as -2147483648 (6.18.44,
-		// HZ=250).
-		return Outcome{Effect: Wrap, Why: fmt.Sprintf("%s: kept in jiffies, shown as an int: above %d ms it reads back negative", t.store, maxIntMsecs)}
-	}
-	if v < t.min || v > t.max {
-		return Outcome{Clamp, strconv.FormatInt(min(max(v, t.min), t.max), 10), fmt.Sprintf("%s: clamped to %d..%d", t.store, t.min, t.max)}
-	}
-	return Outcome{Effect: Keep, Kept: strconv.FormatInt(v, 10)}
+	return keep(v)
 }
 
+// clamp is the store's clamp of an unsigned long to t's bounds.
 func clamp(v uint64, t tunable) int64 {
 	if v < uint64(t.min) {
 		return t.min
 	}
-	return t.max
+	if v > uint64(t.max) {
+		return t.max
+	}
+	return int64(v)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

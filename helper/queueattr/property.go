@@ -20,6 +20,29 @@ const (
 // (package policy).
 const CmdlineProperty = "IOSCHED_CMDLINE"
 
+// What 60-iosched.rules keeps beside the list it composes: the class's
+// own list and the kernel command line's two parameters as found, so
+// that the helper can tell where the list came from and fall back to
+// the class when the command line's part is malformed (package policy).
+const (
+	ClassProperty            = "IOSCHED_CLASS_SCHEDULER"
+	CmdlineElevatorProperty  = "IOSCHED_CMDLINE_ELEVATOR"
+	CmdlineSchedulerProperty = "IOSCHED_CMDLINE_SCHEDULER"
+)
+
+// IsPolicyProperty reports whether a udev property is one iosched
+// reads: a setting's (FromProperty) or one the rules keep beside them.
+func IsPolicyProperty(prop string) bool {
+	if _, ok := FromProperty(prop); ok {
+		return true
+	}
+	switch prop {
+	case CmdlineProperty, ClassProperty, CmdlineElevatorProperty, CmdlineSchedulerProperty:
+		return true
+	}
+	return false
+}
+
 // Property returns the udev property that carries a setting of name:
 // IOSCHED_SCHEDULER for "scheduler", IOSCHED_ATTR_wbt_lat_usec for
 // "wbt_lat_usec", IOSCHED_TUNE_fifo_batch for "iosched/fifo_batch".

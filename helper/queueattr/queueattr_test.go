@@ -118,7 +118,10 @@ func TestPredict(t *testing.T) {
 		{"io_timeout", "30000", ssd, keepAs("30000")},
 		{"io_timeout", "0", ssd, ref},
 		{"io_timeout", "4294967296", ssd, ref},
-		{"io_timeout", "2147483647", ssd, keepAs("2147483647")},
+		{"io_timeout", "2147483647", ssd.with(KernelHZ, "1000 test"), keepAs("2147483647")},
+		{"io_timeout", "2147483647", ssd.with(KernelHZ, "250 test"), cl("2147483648")},
+		{"io_timeout", "30001", ssd.with(KernelHZ, "250 test"), cl("30004")},
+		{"io_timeout", "30001", ssd, Outcome{Effect: Untold}},    // HZ unknown: only what every HZ keeps
 		{"io_timeout", "2147483648", ssd, Outcome{Effect: Wrap}}, // MAX_JIFFY_OFFSET
 
 		{"wbt_lat_usec", "0", ssd, keepAs("0")},
@@ -147,37 +150,40 @@ func TestPredict(t *testing.T) {
 			tc{f, "7", ssd, cl("1")}, tc{f, "-1", ssd, ref}, tc{f, "4294967296", ssd, ref})
 	}
 	// Every scheduler tunable: its bounds, one past them, and a value
-	// that does not fit the store's parsing.
+	// that does not fit the store's parsing, on a HZ=1000 kernel (where
+	// a jiffy is a ms); TestTunableStores has each HZ.
+	k1000 := queue{KernelHZ: "1000 test"}
 	for _, n := range sortedKeys(tunables) {
 		tu := tunables[n]
 		name := TunablePrefix + n
 		lo, hi := fmt.Sprint(tu.min), fmt.Sprint(tu.max)
-		tests = append(tests, tc{name, lo, nil, keepAs(lo)})
-		if tu.parse == parseInt && tu.unit == jiffies {
-			// INT_MAX ms, rounded up to a jiffy, reads back negative.
-			top := fmt.Sprint(maxIntMsecs)
-			tests = append(tests, tc{name, hi, nil, Outcome{Effect: Wrap}}, tc{name, top, nil, keepAs(top)})
-		} else {
-			tests = append(tests, tc{name, hi, nil, keepAs(hi)})
+		tests = append(tests, tc{name, lo, k1000, keepAs(lo)})
+		switch tu.unit {
+		case nsU32FromMs, nsU32FromUs:
+			tests = append(tests, tc{name, hi, k1000, Outcome{Effect: Wrap}})
+		default:
+			tests = append(tests, tc{name, hi, k1000, keepAs(hi)})
 		}
 		switch tu.parse {
 		case parseInt:
 			if tu.min > -1<<31 {
-				tests = append(tests, tc{name, fmt.Sprint(tu.min - 1), nil, cl(lo)})
+				tests = append(tests, tc{name, fmt.Sprint(tu.min - 1), k1000, cl(lo)})
 			}
 			if tu.max < 1<<31-1 {
-				tests = append(tests, tc{name, fmt.Sprint(tu.max + 1), nil, cl(hi)})
+				tests = append(tests, tc{name, fmt.Sprint(tu.max + 1), k1000, cl(hi)})
 			}
-			tests = append(tests, tc{name, "4294967296", nil, ref}, tc{name, "010", nil, ref})
+			tests = append(tests, tc{name, "4294967296", k1000, ref}, tc{name, "010", k1000, ref})
 		case parseUlong:
 			if tu.min > 0 {
-				tests = append(tests, tc{name, "0", nil, cl(lo)})
+				tests = append(tests, tc{name, "0", k1000, cl(lo)})
 			}
-			tests = append(tests, tc{name, fmt.Sprint(uint64(tu.max) + 1), nil, cl(hi)},
-				tc{name, "-1", nil, ref}, tc{name, "18446744073709551616", nil, ref})
+			if tu.unit == exact || tu.unit == jiffiesUint {
+				tests = append(tests, tc{name, fmt.Sprint(uint64(tu.max) + 1), k1000, cl(hi)})
+			}
+			tests = append(tests, tc{name, "-1", k1000, ref}, tc{name, "18446744073709551616", k1000, ref})
 		case parseUllong:
-			tests = append(tests, tc{name, "18446744073709551615", nil, keepAs("18446744073709551615")},
-				tc{name, "-1", nil, ref})
+			tests = append(tests, tc{name, "18446744073709551615", k1000, keepAs("18446744073709551615")},
+				tc{name, "-1", k1000, ref})
 		}
 	}
 	tests = append(tests,
@@ -205,7 +211,7 @@ func TestPredict(t *testing.T) {
 		}
 		// Check agrees: it refuses what the kernel would not keep.
 		err = s.Refusal(tt.value, r)
-		if bad := tt.want.Effect == Clamp || tt.want.Effect == Refuse || tt.want.Effect == Ignore || tt.want.Effect == Wrap; bad != (err != nil) || err != nil && !errors.Is(err, ErrBadValue) {
+		if bad := tt.want.Effect == Clamp || tt.want.Effect == Refuse || tt.want.Effect == Ignore || tt.want.Effect == Wrap || tt.want.Effect == Untold; bad != (err != nil) || err != nil && !errors.Is(err, ErrBadValue) {
 			t.Errorf("%s=%q: Refusal = %v, want refused %v", tt.name, tt.value, err, bad)
 		}
 	}
@@ -227,6 +233,7 @@ func TestPredict(t *testing.T) {
 }
 
 func TestUnchanged(t *testing.T) {
+	hz250, hz100 := ssd.with(KernelHZ, "250 test"), ssd.with(KernelHZ, "100 test")
 	tests := []struct {
 		attr, cur, want string
 		q               queue
@@ -256,13 +263,14 @@ func TestUnchanged(t *testing.T) {
 		{"write_cache", "write through", "none", ssd, true},
 		{"write_cache", "write back", "write through", ssd, false},
 		{"write_cache", "write through", "write back", hdd, false}, // only a write can tell
-		{"iosched/read_expire", "500", "500", ssd, true},
-		{"iosched/read_expire", "500", "250", ssd, false},
-		{"iosched/read_expire", "252", "250", ssd, true}, // HZ=250 rounds up to a jiffy
-		{"iosched/read_expire", "248", "250", ssd, false},
-		{"iosched/fifo_batch", "17", "16", ssd, false}, // a count, not jiffies
-		{"io_timeout", "30000", "30000", ssd, true},
-		{"io_timeout", "30004", "30000", ssd, true}, // kept in jiffies
+		{"iosched/read_expire", "500", "500", hz250, true},
+		{"iosched/read_expire", "500", "240", hz250, false},
+		{"iosched/read_expire", "508", "500", hz250, false}, // HZ=250 keeps 500 exactly
+		{"iosched/read_expire", "508", "500", hz100, false},
+		{"iosched/read_expire", "500", "500", ssd, true}, // HZ unknown: 500 is exact on every HZ
+		{"iosched/fifo_batch", "17", "16", ssd, false},   // a count, not jiffies
+		{"io_timeout", "30000", "30000", hz250, true},
+		{"io_timeout", "30004", "30000", hz250, false},
 	}
 	for _, tt := range tests {
 		s, err := Lookup(tt.attr)

@@ -7,6 +7,7 @@ package udevdb
 import (
 	"errors"
 
+	"github.com/iosched/iosched/helper/pin"
 	"github.com/iosched/iosched/helper/queueattr"
 )
 
@@ -19,11 +20,13 @@ var ErrUnavailable = errors.New("udev database not readable by this build (built
 type Lookup func(disk string) (map[string]string, error)
 
 // policyOnly keeps the properties that carry a setting, as
-// queueattr.FromProperty names them, and the kernel command line's.
+// queueattr.FromProperty names them, those the rules keep beside them
+// (the class's, the kernel command line's), and a pin's and the
+// identities it matches.
 func policyOnly(all map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range all {
-		if _, ok := queueattr.FromProperty(k); ok || k == queueattr.CmdlineProperty {
+		if queueattr.IsPolicyProperty(k) || pin.Names(k) {
 			out[k] = v
 		}
 	}

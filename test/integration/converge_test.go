@@ -137,7 +137,20 @@ func TestConverge(t *testing.T) {
 		dl("read_expire", "4294967296", "kstrtoint", ""), dl("read_expire", "010", "octal", ""),
 		dl("fifo_batch", "8", "", "8"), dl("front_merges", "0", "", "0"), dl("writes_starved", "-3", "", "-3"),
 		dl("read_expire", "300", "", "300"), dl("write_expire", "3000", "", "3000"),
-		dl("prio_aging_expire", "5000", "", "5000"), dl("read_expire", "2147483647", "reads back negative", ""))
+		dl("prio_aging_expire", "5000", "", "5000"))
+	// Kept in jiffies: what reads back depends on the kernel's HZ, found
+	// here as the helper finds it.
+	hz := hostHZ(t)
+	switch hz {
+	case 250:
+		add(dl("read_expire", "508", "", "508"), dl("read_expire", "501", "would keep 504", ""),
+			dl("read_expire", "2147483647", "reads back negative", ""), dl("read_expire", "2147483644", "", "2147483644"))
+	case 100:
+		add(dl("read_expire", "510", "", "510"), dl("read_expire", "501", "would keep 510", ""),
+			dl("read_expire", "2147483647", "reads back negative", ""))
+	case 1000:
+		add(dl("read_expire", "501", "", "501"), dl("read_expire", "2147483647", "", "2147483647"))
+	}
 	// async_depth is mq-deadline's on kernels before 7.3 only.
 	hasAsyncDepth := false
 	if slices.Contains(offeredBy(t, d), "mq-deadline") {
@@ -152,14 +165,21 @@ func TestConverge(t *testing.T) {
 	bq := func(attr, value, refused, kept string) convergeCase {
 		return convergeCase{"bfq", queueattr.TunablePrefix + attr, value, refused, kept}
 	}
-	add(bq("low_latency", "7", "clamped to 0..1", ""), bq("timeout_sync", "0", "clamped to 1..", ""),
+	add(bq("low_latency", "7", "clamped to 0..1", ""), bq("timeout_sync", "0", "clamped to 1, then kept in whole jiffies", ""),
 		bq("back_seek_penalty", "0", "clamped to 1..", ""), bq("fifo_expire_sync", "-1", "kstrtoul", ""),
-		bq("slice_idle", "4294967296", "clamped to 0..2147483647", ""),
+		bq("slice_idle", "4294967296", "wraps", ""), bq("slice_idle", "4295", "wraps", ""),
+		bq("slice_idle_us", "4294968", "wraps", ""), bq("slice_idle", "4294", "", "4294"),
+		bq("slice_idle_us", "4294967", "", "4294967"),
 		bq("low_latency", "0", "", "0"), bq("slice_idle", "0", "", "0"), bq("slice_idle_us", "5000", "", "5000"),
 		bq("max_budget", "0", "", "0"), bq("max_budget", "4096", "", "4096"), bq("timeout_sync", "200", "", "200"),
 		bq("back_seek_max", "8192", "", "8192"), bq("back_seek_penalty", "4", "", "4"),
 		bq("fifo_expire_sync", "250", "", "250"), bq("fifo_expire_async", "500", "", "500"),
 		bq("strict_guarantees", "1", "", "1"))
+	if hz == 250 {
+		// Clamped to INT_MAX ms, which reads back rounded up to a jiffy:
+		// the value asked, so it holds.
+		add(bq("timeout_sync", "2147483648", "", "2147483648"), bq("timeout_sync", "2147483649", "would keep 2147483648", ""))
+	}
 	ky := func(attr, value, refused, kept string) convergeCase {
 		return convergeCase{"kyber", queueattr.TunablePrefix + attr, value, refused, kept}
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iosched/iosched/helper/jiffies"
 	"github.com/iosched/iosched/helper/sysfs"
 	"github.com/iosched/iosched/test/testhost"
 )
@@ -528,4 +529,22 @@ func blockView(t *testing.T, disks ...string) []string {
 		t.Fatal(err)
 	}
 	return testhost.ViewCommand(dir)
+}
+
+// hostHZ is the running kernel's HZ as the helper finds it (package
+// jiffies), or 0, logged, when it cannot be found: cases that depend on
+// it are then left out.
+func hostHZ(t *testing.T) jiffies.HZ {
+	t.Helper()
+	out, err := exec.Command("uname", "-r").Output()
+	if err != nil {
+		t.Fatalf("uname -r: %v", err)
+	}
+	hz, src, err := jiffies.Find("/", strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Logf("cases kept in jiffies left out: %v", err)
+		return 0
+	}
+	t.Logf("HZ=%d from %s", hz, src)
+	return hz
 }

@@ -138,24 +138,26 @@ func (e env) policyHolds(st *diskStatus, q sysfs.Queue, scheduler string, props 
 	// syscall round per disk and tell nothing new.
 	d := e.disk(readQueue{q, "scheduler", scheduler})
 	p, bad := policy.FromProperties(q.Disk, keys, get)
-	p, refused := d.Check(p)
-	r := d.DryRun(p)
+	plan := d.Check(p)
+	r, refused := plan.Report, plan.Refused
 	if r.Gone {
 		st.Note = "went away"
 		return
 	}
 	for _, l := range r.Lines {
-		if strings.Contains(l, " -> ") {
-			st.Drift = append(st.Drift, l)
+		if l.Change {
+			st.Drift = append(st.Drift, l.Text)
 		}
 	}
-	st.changes = r.Changes
+	for _, c := range r.Changes {
+		st.changes = append(st.changes, c.Attr)
+	}
 	var notes []string
 	for _, err := range slices.Concat(bad, refused, r.Errs) {
 		notes = append(notes, err.Error())
 	}
 	st.Note = strings.Join(notes, "; ")
-	holds := !r.Changed && len(notes) == 0
+	holds := !r.Changed() && len(notes) == 0
 	st.Holds = &holds
 }
 

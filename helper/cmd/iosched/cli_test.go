@@ -183,7 +183,7 @@ func TestUdevKeepsGoing(t *testing.T) {
 		"IOSCHED_ATTR_nr_requests":                 "lots",
 		"IOSCHED_ATTR_rotational":                  "1",
 		"IOSCHED_TUNE_read_lat_nsec":               "1000",
-		"IOSCHED_TUNE_read_expire":                 "250",
+		"IOSCHED_TUNE_read_expire":                 "240",
 		"IOSCHED_ATTR_wbt_lat_usec":                strings.Repeat("7", 200),
 		"IOSCHED_ATTR_" + strings.Repeat("z", 100): "1",
 	}
@@ -191,7 +191,7 @@ func TestUdevKeepsGoing(t *testing.T) {
 	before := snapshot(t, sys)
 	got, _ := runAll(t, sys, ev, nil, "udev")
 	want := result{Code: 1,
-		Stdout: "sda: mq-deadline already active\nsda: rotational 1 already set\nsda: read_ahead_kb 128 -> 256\nsda: iosched/read_expire 500 -> 250\n",
+		Stdout: "sda: mq-deadline already active\nsda: rotational 1 already set\nsda: read_ahead_kb 128 -> 256\nsda: iosched/read_expire 500 -> 240\n",
 		Stderr: `iosched: sda: IOSCHED_ATTR_dev="8:0": unknown queue attribute "dev" (known: add_random discard_max_bytes io_timeout iostats iostats_passthrough max_sectors_kb nomerges nr_requests read_ahead_kb rotational rq_affinity stable_writes wbt_lat_usec write_cache, iosched/NAME)
 iosched: sda: IOSCHED_ATTR_nr_requests: nr_requests="lots": bad value: the kernel refuses it (blk-sysfs.c:queue_var_store: kstrtoul, a decimal number up to 4294967295)
 iosched: sda: IOSCHED_ATTR_wbt_lat_usec: wbt_lat_usec="` + strings.Repeat("7", 64) + `..." (200 bytes): bad value: the kernel refuses it (blk-sysfs.c:queue_wb_lat_store: kstrtos64, microseconds, 0 to disable or -1 for the default)

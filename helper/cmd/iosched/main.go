@@ -9,6 +9,8 @@
 //	iosched udev
 //	iosched status [--check] [--format=table|json|prometheus]
 //	iosched apply [--dry-run] [DEVICE...]
+//	iosched pin DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
+//	iosched unpin DEVICE
 //	iosched audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]
 //	iosched probe [--runs N]
 //	iosched help [COMMAND]
@@ -53,10 +55,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/iosched/iosched/helper/disklock"
+	"github.com/iosched/iosched/helper/jiffies"
 	"github.com/iosched/iosched/helper/kmod"
 	"github.com/iosched/iosched/helper/policy"
 	"github.com/iosched/iosched/helper/rulesaudit"
@@ -90,6 +94,7 @@ type env struct {
 	rulesDirs      []string                             // udev rules directories, by precedence
 	root           string                               // filesystem root audit reads other writers under; "": none
 	geteuid        func() int
+	hz             func() (jiffies.HZ, string, error) // the running kernel's HZ; nil: unknown
 }
 
 func main() {
@@ -106,6 +111,7 @@ func main() {
 		rulesDirs: rulesaudit.Dirs,
 		root:      "/",
 		geteuid:   os.Geteuid,
+		hz:        runningKernelHZ(),
 	}
 	args := os.Args[1:]
 	if filepath.Base(os.Args[0]) == "iosched-udev" {
@@ -120,6 +126,28 @@ func runningKernelModules() kmod.Index {
 		return ""
 	}
 	return kmod.ForRelease("/", unix.ByteSliceToString(u.Release[:]))
+}
+
+// runningKernelHZ finds HZ once, and only when a value kept in jiffies
+// asks: the configuration is a gzip stream most runs never need.
+func runningKernelHZ() func() (jiffies.HZ, string, error) {
+	var (
+		once sync.Once
+		hz   jiffies.HZ
+		src  string
+		err  error
+	)
+	return func() (jiffies.HZ, string, error) {
+		once.Do(func() {
+			var u unix.Utsname
+			if err = unix.Uname(&u); err != nil {
+				err = fmt.Errorf("%w: uname: %w", jiffies.ErrUnknown, err)
+				return
+			}
+			hz, src, err = jiffies.Find("/", unix.ByteSliceToString(u.Release[:]))
+		})
+		return hz, src, err
+	}
 }
 
 // command is one subcommand: its synopsis (after "iosched "), what
@@ -158,6 +186,13 @@ the udev database), as udev would on an event but without one. Writes
 only what would change; exit 1 when a disk could not be brought to it.
   --dry-run  say what would change, write nothing
 `, cmdApply},
+		{"pin", "pin DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]", `Keep DEVICE's own policy by what the disk is, not its kernel name: one
+line in /etc/udev/rules.d/61-iosched-pin.rules matching the most stable
+identity udev gives the disk (ID_WWN, else ID_SERIAL, else ID_PATH). A
+disk with none is refused. It applies from the disk's next event.
+`, cmdPin},
+		{"unpin", "unpin DEVICE", `Remove DEVICE's pin; the file goes with the last one.
+`, cmdUnpin},
 		{"audit", "audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]", `List udev rules that write a freezing queue attribute on change events:
 exit 0 when there are none, 1 when there are any, 2 when a rules file or
 directory could not be read (reported and skipped). Without arguments,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/iosched/iosched/helper/disklock"
 	"github.com/iosched/iosched/helper/internal/fixture"
+	"github.com/iosched/iosched/helper/jiffies"
 	"github.com/iosched/iosched/helper/kmod"
 	"github.com/iosched/iosched/helper/sysfs"
 	"github.com/iosched/iosched/helper/writers"
@@ -50,7 +51,7 @@ func TestChangeWritesOnlyScheduler(t *testing.T) {
 		{args: []string{"set", "loop0", "nosuch,kyber"}, file: "devices/virtual/block/loop0/queue/scheduler"},
 		{args: []string{"set", "sda", "wbt_lat_usec=0"}, file: "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/queue/wbt_lat_usec"},
 		{args: []string{"udev"}, env: map[string]string{"ACTION": "add", "DEVTYPE": "disk", "DEVPATH": "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda",
-			"IOSCHED_SCHEDULER": "mq-deadline", "IOSCHED_TUNE_read_expire": "250"},
+			"IOSCHED_SCHEDULER": "mq-deadline", "IOSCHED_TUNE_read_expire": "240"},
 			file: "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/queue/iosched/read_expire"},
 		{args: []string{"udev"}, env: map[string]string{"ACTION": "add", "DEVTYPE": "disk", "DEVPATH": "/devices/virtual/block/loop0", "IOSCHED_SCHEDULER": "mq-deadline"},
 			file: "devices/virtual/block/loop0/queue/scheduler"},
@@ -108,6 +109,7 @@ func testEnv(t testing.TB, sys sysfs.FS, environ map[string]string, db map[strin
 		devNum:  func(string) (uint32, uint32, error) { return 8, 1, nil },
 		locks:   disklock.Dir{Path: filepath.Join(t.TempDir(), "iosched"), Owner: os.Geteuid()},
 		geteuid: func() int { return 1000 },
+		hz:      func() (jiffies.HZ, string, error) { return 250, "/proc/config.gz", nil },
 	}
 }
 
@@ -162,8 +164,8 @@ func TestSet(t *testing.T) {
 		{[]string{"set", "--dry-run", "sda", "bfq", "iosched/slice_idle=0"}, result{Stdout: "sda: mq-deadline -> bfq (dry run)\nsda: iosched/slice_idle -> 0 after the switch (dry run)\n"}},
 		{[]string{"set", "--dry-run", "sda", "deadline", "iosched/read_expire=500"}, result{Stdout: "sda: mq-deadline already active\nsda: iosched/read_expire 500 already set\n"}},
 		// Legacy names get a hint.
-		{[]string{"set", "loop0", "noop"}, result{Code: 1, Stderr: `iosched: loop0: none of noop can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available (noop: the kernel calls it "none" now)`}},
-		{[]string{"set", "loop0", "cfq,none"}, result{Stdout: "loop0: none already active (unavailable: cfq)\nloop0: hint: cfq: removed in Linux 5.0; \"bfq\" is its successor\n"}},
+		{[]string{"set", "loop0", "noop"}, result{Code: 1, Stderr: `iosched: loop0: none of noop can be used (offers none mq-deadline kyber bfq): no wanted scheduler is available (noop: gone since Linux 5.0; "none" is its successor)`}},
+		{[]string{"set", "loop0", "cfq,none"}, result{Stdout: "loop0: none already active (unavailable: cfq)\nloop0: hint: cfq: gone since Linux 5.0; \"bfq\" is its successor\n"}},
 		// A hostile value is cut in the message.
 		{[]string{"set", "sda", "read_ahead_kb=" + strings.Repeat("9", 100)}, result{Code: 2, Stderr: `iosched: sda: read_ahead_kb="` + strings.Repeat("9", 64) + `..." (100 bytes): bad value: the kernel refuses it (blk-sysfs.c:queue_var_store: kstrtoul, a decimal number up to 4294967295)`}},
 		{[]string{"set", "sda", "mq-deadline", "wbt_lat_usec=-1", "read_ahead_kb=128", "iosched/read_expire=500"}, result{Stdout: "sda: mq-deadline already active\nsda: wbt_lat_usec 75000 already set\nsda: read_ahead_kb 128 already set\nsda: iosched/read_expire 500 already set\n"}},
@@ -237,7 +239,7 @@ func TestUdev(t *testing.T) {
 			result{Stdout: "loop0: none already active (unavailable: nosuch)\n"}},
 		{"command line only", withAll(map[string]string{"IOSCHED_CMDLINE": "loop0:none", "IOSCHED_SCHEDULER": ""}), result{Stdout: "loop0: none already active\n"}},
 		{"malformed command line", with("IOSCHED_CMDLINE", "loop0:"), result{Code: 1, Stdout: "loop0: none already active\n",
-			Stderr: `iosched: loop0: IOSCHED_CMDLINE="loop0:": want ENTRY[/ENTRY...], an entry DISK:LIST or LIST`}},
+			Stderr: `iosched: loop0: kernel command line "iosched.scheduler=loop0:": entry "loop0:": want DISK:LIST or LIST, entries joined by /; the rule policy stands (none)`}},
 		{"not a disk", with("DEVPATH", "/devices/virtual/net/lo"), result{Code: 1, Stderr: `iosched: udev: DEVPATH not a block device "/devices/virtual/net/lo": lo is not a disk in SYS/block`}},
 		{"bad policy", with("IOSCHED_SCHEDULER", "kyber;rm"), result{Code: 1, Stderr: `iosched: loop0: IOSCHED_SCHEDULER="kyber;rm": scheduler list "kyber;rm": bad scheduler name "kyber;rm": byte ';' not in [a-z0-9_-]`}},
 		{"bad devpath", with("DEVPATH", "/devices/../block/loop0"), result{Code: 2, Stderr: `iosched: bad device name "/devices/../block/loop0": contains ".."`}},
@@ -267,16 +269,17 @@ func TestUdev(t *testing.T) {
 func TestStatus(t *testing.T) {
 	sys := fixture.New(t, fixture.Standard()...)
 	db := map[string]string{
-		"sda/IOSCHED_SCHEDULER":     "bfq,mq-deadline",
-		"nvme0n1/IOSCHED_SCHEDULER": "none",
-		"loop0/IOSCHED_SCHEDULER":   "",
+		"sda/IOSCHED_SCHEDULER":       "bfq,mq-deadline",
+		"sda/IOSCHED_CLASS_SCHEDULER": "bfq,mq-deadline",
+		"nvme0n1/IOSCHED_SCHEDULER":   "none",
+		"loop0/IOSCHED_SCHEDULER":     "",
 	}
 	got, changed := runIn(t, sys, nil, db, "status")
-	want := result{Stdout: `DISK     ACTIVE       OFFERED                     ROTATIONAL  WANTED           HOLDS
-loop0    none         none,mq-deadline,kyber,bfq  no          (opted out)      -
-nvme0n1  none         none,mq-deadline,kyber,bfq  no          none             yes
-sda      mq-deadline  none,mq-deadline,kyber,bfq  yes         bfq,mq-deadline  no
-zram0    -            -                           no          -                -
+	want := result{Stdout: `DISK     ACTIVE       OFFERED                     ROTATIONAL  WANTED           FROM   HOLDS
+loop0    none         none,mq-deadline,kyber,bfq  no          (opted out)      -      -
+nvme0n1  none         none,mq-deadline,kyber,bfq  no          none             rule   yes
+sda      mq-deadline  none,mq-deadline,kyber,bfq  yes         bfq,mq-deadline  class  no
+zram0    -            -                           no          -                -      -
 `}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("iosched status (-want +got):\n%s", diff)
@@ -294,8 +297,8 @@ zram0    -            -                           no          -                -
 	s := func(v string) *string { return &v }
 	wantRows := []diskStatus{
 		{Disk: "loop0", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("")},
-		{Disk: "nvme0n1", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("none"), Holds: &yes},
-		{Disk: "sda", Active: "mq-deadline", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &yes, Wanted: s("bfq,mq-deadline"), Holds: &no,
+		{Disk: "nvme0n1", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("none"), From: "rule", Holds: &yes},
+		{Disk: "sda", Active: "mq-deadline", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &yes, Wanted: s("bfq,mq-deadline"), From: "class", Holds: &no,
 			Drift: []string{"mq-deadline -> bfq"}},
 		{Disk: "zram0", Rotational: &no},
 	}

@@ -38,12 +38,15 @@ func cmdSet(e env, args []string) error {
 	d := e.disk(q)
 	// One validation pass before any write: a refused setting after a
 	// write of another would leave the disk half set.
-	p, bad := d.Check(p)
-	if len(bad) > 0 {
-		return usageError{errors.Join(bad...)}
+	plan := d.Check(p)
+	if len(plan.Refused) > 0 {
+		return usageError{errors.Join(plan.Refused...)}
 	}
-	r := d.Apply(p, *dryRun)
-	return errors.Join(r.Err(), writeOut(e, r.Text(*dryRun)))
+	if *dryRun {
+		return errors.Join(plan.Err(), writeOut(e, plan.Text(true)))
+	}
+	r := d.Apply(plan)
+	return errors.Join(r.Err(), writeOut(e, r.Text(false)))
 }
 
 func (e env) resolver() blockdev.Resolver {
@@ -61,6 +64,7 @@ func (e env) disk(q apply.Queue) policy.Disk {
 		Sys:   e.sys,
 		Locks: e.locks,
 		Dev:   e.dev,
+		HZ:    e.hz,
 		Loadable: func(name string) (bool, error) {
 			if ok, seen := loadable[name]; seen {
 				return ok, nil

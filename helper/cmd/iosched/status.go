@@ -25,8 +25,11 @@ type diskStatus struct {
 	Offered    []string `json:"offered,omitempty"` // in the kernel's order
 	Rotational *bool    `json:"rotational,omitempty"`
 	Wanted     *string  `json:"wanted,omitempty"` // nil: udev recorded no policy
-	Holds      *bool    `json:"holds,omitempty"`  // nil: nothing wanted, or unknown
-	Note       string   `json:"note,omitempty"`
+	// From is where Wanted came from: "class", "pin ID_WWN=...",
+	// "command line elevator=none", "rule" (policy.Wanted).
+	From  string `json:"from,omitempty"`
+	Holds *bool  `json:"holds,omitempty"` // nil: nothing wanted, or unknown
+	Note  string `json:"note,omitempty"`
 
 	Attrs map[string]string `json:"attrs,omitempty"` // recorded IOSCHED_ATTR_*/IOSCHED_TUNE_*, by attribute
 	Drift []string          `json:"drift,omitempty"` // what apply would change
@@ -89,10 +92,10 @@ func (e env) printStatus(rows []diskStatus, format string) error {
 		return out.Flush()
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DISK\tACTIVE\tOFFERED\tROTATIONAL\tWANTED\tHOLDS")
+	fmt.Fprintln(tw, "DISK\tACTIVE\tOFFERED\tROTATIONAL\tWANTED\tFROM\tHOLDS")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(r.Disk), cell(dash(r.Active)),
-			cell(dash(strings.Join(r.Offered, ","))), yesNo(r.Rotational), cell(wantedText(r)), yesNo(r.Holds))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(r.Disk), cell(dash(r.Active)),
+			cell(dash(strings.Join(r.Offered, ","))), yesNo(r.Rotational), cell(wantedText(r)), cell(dash(r.From)), yesNo(r.Holds))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -139,15 +142,13 @@ func (e env) diskStatus(disk string) diskStatus {
 		st.Note, st.noUdevDB = err.Error(), errors.Is(err, udevdb.ErrUnavailable)
 		return st
 	}
-	v, ok := props[queueattr.Property(queueattr.Scheduler)]
-	if c := props[queueattr.CmdlineProperty]; c != "" {
-		// The kernel command line's entry for the disk, when it has one
-		// (a malformed one shows in the note).
-		v, _ = policy.ListFor(disk, v, c)
-		ok = true
-	}
-	if ok {
-		st.Wanted = &v
+	// The kernel command line's entry for the disk, when it has one (a
+	// malformed one shows in the note).
+	w, _ := policy.WantedFor(disk, func(k string) string { return props[k] })
+	_, recorded := props[queueattr.Property(queueattr.Scheduler)]
+	if recorded || w.Source != "" {
+		st.Wanted = &w.List
+		st.From = strings.TrimSpace(w.Source + " " + w.Param)
 	}
 	st.Attrs = recordedAttrs(props)
 	e.policyHolds(&st, q, s, props)

@@ -71,11 +71,14 @@ func cmdUdev(e env, args []string) error {
 // any of it makes the exit status 1.
 func (e env) applyPolicy(d policy.Disk, keys []string, get func(string) string, dryRun bool) error {
 	p, bad := policy.FromProperties(d.Queue.Name(), keys, get)
-	p, refused := d.Check(p)
-	for _, err := range refused {
+	plan := d.Check(p)
+	for _, err := range plan.Refused {
 		bad = append(bad, fmt.Errorf("%w; skipped", err))
 	}
-	r := d.Apply(p, dryRun)
+	r := plan.Report
+	if !dryRun {
+		r = d.Apply(plan)
+	}
 	return errors.Join(append(bad, r.Err(), writeOut(e, r.Text(dryRun)))...)
 }
 
