@@ -46,22 +46,28 @@ func cmdAudit(e env, args []string) error {
 	fix := fs.Bool("fix", false, "write the converted rules to the first rules directory")
 	dry := fs.Bool("dry-run", false, "with --fix: print the files it would write as a unified diff")
 	undo := fs.Bool("undo", false, "put back what --fix changed, unless changed since")
+	forget := fs.Bool("forget", false, "with --undo: drop the journal's record of each named file, keeping the file as it is")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	switch {
-	case *undo && (*fix || *dry || len(pos) > 0):
-		return usagef("audit --undo takes no other flag or argument")
+	case *forget && (!*undo || len(pos) == 0):
+		return usagef("audit --forget goes with --undo and one or more files")
+	case *undo && (*fix || *dry || len(pos) > 0 && !*forget):
+		return usagef("audit --undo takes no other flag or argument but --forget FILE...")
 	case *dry && !*fix:
 		return usagef("audit --dry-run goes with --fix")
 	case (*fix || *undo) && len(e.rulesDirs) == 0:
 		return usagef("audit: no rules directory to write to")
 	}
 	out := bufio.NewWriter(e.stdout)
-	if *undo {
+	switch {
+	case *forget:
+		err = auditForget(e, out, pos)
+	case *undo:
 		err = auditUndo(e, out)
-	} else {
+	default:
 		err = auditRun(e, out, pos, *fix, *dry)
 	}
 	if ferr := out.Flush(); ferr != nil {
@@ -235,12 +241,12 @@ func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
 	// A named file udevd reads that is not among the system's (a
 	// directory given twice) is read in its own place.
 	plan, err := rulesaudit.PlanFix(rulesaudit.FixInput{Read: abs, Fix: fixable, Target: target, Sys: string(e.sys)})
-	var r rulesaudit.Refusal
-	if errors.As(err, &r) {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(e.stderr, "iosched: %s\n", line)
-		}
-		fmt.Fprintln(e.stderr, "iosched: audit --fix: nothing written")
+	if err == nil && dry {
+		// What ApplyFix checks first, so that the dry run exits as
+		// --fix would.
+		err = rulesaudit.CheckFix(target, plan)
+	}
+	if refused(e, err) {
 		return errFound{status: exitUsage}
 	}
 	if err != nil {
@@ -262,6 +268,9 @@ func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
 		return nil
 	}
 	if err := rulesaudit.ApplyFix(target, plan); err != nil {
+		if refused(e, err) {
+			return errFound{status: exitUsage}
+		}
 		return fmt.Errorf("audit --fix: %w", err)
 	}
 	for _, c := range plan {
@@ -273,6 +282,32 @@ func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
 	}
 	fmt.Fprintf(out, "recorded in %s; `iosched audit --undo` puts back what was there\n", filepath.Join(target, rulesaudit.ManifestName))
 	fmt.Fprintln(out, "apply with: udevadm control --reload")
+	return nil
+}
+
+// refused prints err's refusals, one a line, when it has any.
+func refused(e env, err error) bool {
+	var r rulesaudit.Refusal
+	if !errors.As(err, &r) {
+		return false
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(e.stderr, "iosched: %s\n", line)
+	}
+	fmt.Fprintln(e.stderr, "iosched: audit --fix: nothing written")
+	return true
+}
+
+// auditForget drops the journal's record of each file, leaving it as
+// it is: the way out for a converted file the user edited since.
+func auditForget(e env, out io.Writer, files []string) error {
+	target := e.rulesDirs[0]
+	for _, f := range files {
+		if err := rulesaudit.Forget(target, f); err != nil {
+			return fmt.Errorf("audit --undo --forget: %w", err)
+		}
+		fmt.Fprintf(out, "forgot %s: kept as it is; --undo no longer puts back what was there before --fix\n", f)
+	}
 	return nil
 }
 

@@ -126,7 +126,8 @@ func TestAuditExit(t *testing.T) {
 			"no rule writes a freezing queue attribute on change events (2 file(s) read from " + conflict + ")",
 			"1 add-only scheduler write(s) fight iosched's policy at every boot"}}},
 		{"--dry-run alone", nil, []string{"--dry-run"}, auditResult{Code: 2, Stderr: []string{"iosched: audit --dry-run goes with --fix"}}},
-		{"--undo with a path", []string{etc}, []string{"--undo", lib}, auditResult{Code: 2, Stderr: []string{"iosched: audit --undo takes no other flag or argument"}}},
+		{"--undo with a path", []string{etc}, []string{"--undo", lib}, auditResult{Code: 2, Stderr: []string{"iosched: audit --undo takes no other flag or argument but --forget FILE..."}}},
+		{"--forget alone", []string{etc}, []string{"--forget", lib}, auditResult{Code: 2, Stderr: []string{"iosched: audit --forget goes with --undo and one or more files"}}},
 	}
 	for _, tt := range tests {
 		got, _ := runAudit(t, tt.dirs, nil, tt.args...)
@@ -247,17 +248,24 @@ func TestAuditFixUndo(t *testing.T) {
 		"restored " + tuning,
 		"apply with: udevadm control --reload",
 	}, Stderr: []string{"iosched: kept " + changed + ": changed since `iosched audit --fix` wrote it; its original stays recorded in " +
-		filepath.Join(etc, rulesaudit.ManifestName)}}
+		filepath.Join(etc, rulesaudit.ManifestName) + "; `iosched audit --undo --forget " + changed + "` keeps it as it is and drops the record"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit --undo (-want +got):\n%s", diff)
 	}
+	// The way out the message names: the edit stays, the record goes.
+	got, _ = runAudit(t, dirs, nil, "--undo", "--forget", changed)
+	want = auditResult{Code: 0, Stdout: []string{"forgot " + changed + ": kept as it is; --undo no longer puts back what was there before --fix"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit --undo --forget (-want +got):\n%s", diff)
+	}
+	if got, _ := runAudit(t, dirs, nil, "--undo"); got.Code != 0 || len(got.Stdout) != 1 || got.Stdout[0] != "nothing to undo" {
+		t.Errorf("audit --undo after --forget = %+v", got)
+	}
+	if data, err := os.ReadFile(changed); err != nil || string(data) != "# mine now\n" {
+		t.Errorf("after --forget: %q, %v; want the edit", data, err)
+	}
 	if err := os.Remove(changed); err != nil {
 		t.Fatal(err)
-	}
-	got, _ = runAudit(t, dirs, nil, "--undo")
-	want = auditResult{Code: 0, Stdout: []string{changed + ": already gone"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("second audit --undo (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(before, tree(t, etc)); diff != "" {
 		t.Errorf("after --undo (-want +got):\n%s", diff)
@@ -267,6 +275,29 @@ func TestAuditFixUndo(t *testing.T) {
 	}
 	if got, _ := runAudit(t, dirs, nil, "--undo"); got.Code != 0 || len(got.Stdout) != 1 || got.Stdout[0] != "nothing to undo" {
 		t.Errorf("third audit --undo = %+v", got)
+	}
+}
+
+// TestAuditFixDryRunExits: --fix --dry-run exits as --fix would when a
+// file to convert is one an earlier --fix wrote and the user changed.
+func TestAuditFixDryRunExits(t *testing.T) {
+	etc := t.TempDir()
+	tuning := filepath.Join(etc, "70-tuning.rules")
+	copyFile(t, testdata(t, "tuning.rules"), tuning)
+	if got, _ := runAudit(t, []string{etc}, nil, "--fix"); got.Code != 0 {
+		t.Fatalf("audit --fix = %+v", got)
+	}
+	if err := os.WriteFile(tuning, []byte(`KERNEL=="sd*", ATTR{queue/read_ahead_kb}="64"`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := tree(t, etc)
+	fix, _ := runAudit(t, []string{etc}, nil, "--fix")
+	dry, _ := runAudit(t, []string{etc}, nil, "--fix", "--dry-run")
+	if fix.Code != 2 || dry.Code != fix.Code {
+		t.Errorf("audit --fix = %+v\naudit --fix --dry-run = %+v\nwant both 2", fix, dry)
+	}
+	if diff := cmp.Diff(before, tree(t, etc)); diff != "" {
+		t.Errorf("a refused --fix changed files (-want +got):\n%s", diff)
 	}
 }
 
