@@ -68,15 +68,29 @@ type parsed struct {
 // order, with only the queue-attribute assignments turned into the
 // properties iosched acts on. Its conditions, PROGRAM and IMPORT keys,
 // GOTO and LABEL lines and earlier ENV{} stay exactly as they were, and
-// it runs where the source ran. It refuses, and plans nothing, when any
-// rule cannot keep its meaning.
+// it runs where the source ran. A file with a rule that cannot keep its
+// meaning is left out whole, and so, in turn, is any file whose
+// conversion depended on it being converted; the plan holds every other
+// file, and the error joins every Refusal found (nil when none), in the
+// order udevd reads the files.
 func PlanFix(in FixInput) ([]Change, error) {
 	fix := map[string]bool{}
 	for _, f := range in.Fix {
 		fix[f] = true
 	}
 	var files []*parsed
-	var refused []error
+	refused := map[string][]error{} // by file; a key with no error never is
+	seen := map[string]bool{}
+	refuse := func(err error) {
+		var r Refusal
+		if !errors.As(err, &r) {
+			return
+		}
+		if !seen[r.Error()] {
+			seen[r.Error()] = true
+			refused[r.File] = append(refused[r.File], r)
+		}
+	}
 	for _, path := range in.Read {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -97,11 +111,11 @@ func PlanFix(in FixInput) ([]Change, error) {
 			p.conv = map[int]bool{}
 			for _, f := range audit(path, rules) {
 				if f.ViaRUN {
-					refused = append(refused, Refusal{File: path, Line: f.Line, Why: "a RUN program writes queue/" + f.Attr + ": only an ATTR{} write can be converted"})
+					refuse(Refusal{File: path, Line: f.Line, Why: "a RUN program writes queue/" + f.Attr + ": only an ATTR{} write can be converted"})
 					continue
 				}
 				if f.Device != "" {
-					refused = append(refused, Refusal{File: path, Line: f.Line, Why: "ATTR{[" + f.Device + "]...} writes another device's queue: no property of this event can carry it"})
+					refuse(Refusal{File: path, Line: f.Line, Why: "ATTR{[" + clip(f.Device) + "]...} writes another device's queue: no property of this event can carry it"})
 					continue
 				}
 				p.conv[f.Line] = true
@@ -114,32 +128,66 @@ func PlanFix(in FixInput) ([]Change, error) {
 		}
 		files = append(files, p)
 	}
-	if len(refused) > 0 {
-		return nil, errors.Join(refused...)
-	}
-	if err := crossCheck(files); err != nil {
-		return nil, err
-	}
+	// Leaving a file out turns its writes into unconverted ones, which
+	// may keep another file from converting: until nothing changes.
 	var plan []Change
-	for _, p := range files {
-		if p.conv == nil {
-			continue
+	for {
+		for _, p := range files {
+			if _, no := refused[p.path]; no {
+				p.conv = nil
+			}
 		}
-		c, err := planFile(p, in)
-		if err != nil {
-			var r Refusal
-			if errors.As(err, &r) {
-				refused = append(refused, err)
+		before := len(refused)
+		for _, err := range crossCheck(files) {
+			refuse(err)
+		}
+		plan = plan[:0]
+		for _, p := range files {
+			if p.conv == nil {
 				continue
 			}
-			return nil, err
+			if _, no := refused[p.path]; no {
+				continue
+			}
+			c, err := planFile(p, in)
+			var r Refusal
+			if errors.As(err, &r) {
+				refuse(err)
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			plan = append(plan, c)
 		}
-		plan = append(plan, c)
+		if len(refused) == before {
+			break
+		}
 	}
-	if len(refused) > 0 {
-		return nil, errors.Join(refused...)
+	var all []error
+	for _, p := range files {
+		errs := refused[p.path]
+		sort.SliceStable(errs, func(i, j int) bool { return errs[i].(Refusal).Line < errs[j].(Refusal).Line })
+		all = append(all, errs...)
 	}
-	return plan, nil
+	for _, c := range plan {
+		if _, no := refused[c.Source]; no {
+			return nil, fmt.Errorf("%s: planned and refused", c.Source)
+		}
+	}
+	return plan, errors.Join(all...)
+}
+
+// clipAt is the most of a value from a rules file a message quotes: a
+// 20 KiB line stays readable.
+const clipAt = 64
+
+// clip shortens s to clipAt bytes, saying so.
+func clip(s string) string {
+	if len(s) <= clipAt {
+		return s
+	}
+	return s[:clipAt] + fmt.Sprintf("...(%d bytes)", len(s))
 }
 
 // convertTunables converts the scheduler tunable writes change events
@@ -166,7 +214,7 @@ func convertTunables(p *parsed) {
 // (that write would now come first). RunRules only starts iosched, and
 // PolicyRules keeps a scheduler an earlier file set (MarkerProperty), so
 // their reads of queue/scheduler do not count.
-func crossCheck(files []*parsed) error {
+func crossCheck(files []*parsed) []error {
 	type loc struct {
 		file string
 		line int
@@ -190,7 +238,7 @@ func crossCheck(files []*parsed) error {
 					if reads(k, attr) {
 						refused = append(refused, Refusal{File: w.file, Line: w.line, Why: fmt.Sprintf(
 							"%s:%d: %s reads queue/%s, which this rule writes: converted, iosched would write it only after all rules ran",
-							p.path, r.line, k.original, attr)})
+							p.path, r.line, clip(k.original), attr)})
 					}
 					if a, ok := queueWrite(k); ok && !p.conv[r.line] && (a == attr ||
 						attr == queueattr.Scheduler && strings.HasPrefix(a, queueattr.TunablePrefix)) {
@@ -212,7 +260,7 @@ func crossCheck(files []*parsed) error {
 			}
 		}
 	}
-	return errors.Join(refused...)
+	return refused
 }
 
 // checkRule refuses a converted rule whose own keys keep it from
@@ -230,14 +278,14 @@ func checkRule(p *parsed, r rule) error {
 			return Refusal{File: p.path, Line: r.line, Why: "iosched does not know queue/" + attr + ", so no property can carry it"}
 		}
 		if err := checkValue(attr, schedValue(attr, k.value)); err != nil {
-			return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("iosched would reject %s: %v", k.original, err)}
+			return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("iosched would reject %s: %v", clip(k.original), err)}
 		}
 		if g := guard(r.keys, attr, k.value); g.other {
 			return Refusal{File: p.path, Line: r.line, Why: "a condition on the current queue/" + attr + " other than a compare-first guard: the rule depends on the value it changes"}
 		}
 		for _, o := range r.keys {
 			if o.name != "ATTR" && reads(o, attr) {
-				return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("%s reads queue/%s, which the same rule writes", o.original, attr)}
+				return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("%s reads queue/%s, which the same rule writes", clip(o.original), attr)}
 			}
 		}
 	}
@@ -374,7 +422,7 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 			}
 			s, e, ok := r.span(k)
 			if !ok {
-				return nil, nil, Refusal{File: p.path, Line: r.line, Why: k.original + " is split over a line continuation: convert it by hand"}
+				return nil, nil, Refusal{File: p.path, Line: r.line, Why: clip(k.original) + " is split over a line continuation: convert it by hand"}
 			}
 			if text == "" {
 				s, e = removal(p.data, s, e)

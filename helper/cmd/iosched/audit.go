@@ -241,12 +241,21 @@ func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
 	// A named file udevd reads that is not among the system's (a
 	// directory given twice) is read in its own place.
 	plan, err := rulesaudit.PlanFix(rulesaudit.FixInput{Read: abs, Fix: fixable, Target: target, Sys: string(e.sys)})
+	var notConverted error // the refusals: the files they name stay as they are
+	if refusedFiles(err) > 0 {
+		notConverted, err = err, nil
+	}
 	if err == nil && dry {
 		// What ApplyFix checks first, so that the dry run exits as
 		// --fix would.
 		err = rulesaudit.CheckFix(target, plan)
 	}
-	if refused(e, err) {
+	if err == nil && len(plan) == 0 {
+		err = notConverted
+	}
+	if refusedFiles(err) > 0 {
+		printRefused(e, errors.Join(notConverted, err))
+		fmt.Fprintln(e.stderr, "iosched: audit --fix: nothing written")
 		return errFound{status: exitUsage}
 	}
 	if err != nil {
@@ -265,10 +274,12 @@ func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
 		for _, c := range plan {
 			fmt.Fprint(out, rulesaudit.Diff(c.Source, c.Path, string(c.Base), string(c.Data)))
 		}
-		return nil
+		return partly(e, notConverted, len(plan), "would convert")
 	}
 	if err := rulesaudit.ApplyFix(target, plan); err != nil {
-		if refused(e, err) {
+		if refusedFiles(err) > 0 {
+			printRefused(e, errors.Join(notConverted, err))
+			fmt.Fprintln(e.stderr, "iosched: audit --fix: nothing written")
 			return errFound{status: exitUsage}
 		}
 		return fmt.Errorf("audit --fix: %w", err)
@@ -282,20 +293,51 @@ func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
 	}
 	fmt.Fprintf(out, "recorded in %s; `iosched audit --undo` puts back what was there\n", filepath.Join(target, rulesaudit.ManifestName))
 	fmt.Fprintln(out, "apply with: udevadm control --reload")
-	return nil
+	return partly(e, notConverted, len(plan), "converted")
 }
 
-// refused prints err's refusals, one a line, when it has any.
-func refused(e env, err error) bool {
-	var r rulesaudit.Refusal
-	if !errors.As(err, &r) {
-		return false
+// exitPartly is audit --fix's status when it converted some files and
+// refused others, which it left as they were.
+const exitPartly = 3
+
+// partly reports the files refused beside n converted ones: exit
+// status exitPartly when there are any.
+func partly(e env, notConverted error, n int, did string) error {
+	m := refusedFiles(notConverted)
+	if m == 0 {
+		return nil
 	}
+	printRefused(e, notConverted)
+	fmt.Fprintf(e.stderr, "iosched: audit --fix: partly converted: %s %d file(s); %d file(s) refused above, left as they were\n", did, n, m)
+	return errFound{status: exitPartly}
+}
+
+// refusedFiles counts the files err's refusals name.
+func refusedFiles(err error) int {
+	files := map[string]bool{}
+	var walk func(error)
+	walk = func(err error) {
+		var r rulesaudit.Refusal
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+		} else if errors.As(err, &r) {
+			files[r.File] = true
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	return len(files)
+}
+
+// printRefused prints err's refusals, one a line, each quoted value
+// clipped.
+func printRefused(e env, err error) {
 	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintf(e.stderr, "iosched: %s\n", line)
+		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(line))
 	}
-	fmt.Fprintln(e.stderr, "iosched: audit --fix: nothing written")
-	return true
 }
 
 // auditForget drops the journal's record of each file, leaving it as

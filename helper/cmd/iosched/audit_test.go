@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -301,6 +302,37 @@ func TestAuditFixDryRunExits(t *testing.T) {
 	}
 }
 
+// TestAuditFixAllRefusals: every refusal of the system in one run,
+// each refused file left as it was, the others converted.
+func TestAuditFixAllRefusals(t *testing.T) {
+	etc, lib := t.TempDir(), t.TempDir()
+	refused := []string{"refuse-run.rules", "refuse-unknown.rules", "refuse-state.rules", "refuse-value.rules", "refuse-program.rules"}
+	for i, f := range refused {
+		copyFile(t, testdata(t, f), filepath.Join(lib, fmt.Sprintf("6%d-x.rules", i)))
+	}
+	copyFile(t, testdata(t, "tuning.rules"), filepath.Join(lib, "50-tuning.rules"))
+	libBefore := tree(t, lib)
+	got, _ := runAudit(t, []string{etc, lib}, nil, "--fix")
+	named := map[string]bool{}
+	for _, l := range got.Stderr {
+		for i := range refused {
+			if strings.HasPrefix(l, "iosched: "+filepath.Join(lib, fmt.Sprintf("6%d-x.rules", i))+":") {
+				named[refused[i]] = true
+			}
+		}
+	}
+	if got.Code != 3 || len(named) != len(refused) {
+		t.Errorf("audit --fix = %+v\nwant exit 3 and each of %v refused", got, refused)
+	}
+	files := tree(t, etc)
+	if _, ok := files["50-tuning.rules"]; !ok || len(files) != 2 {
+		t.Errorf("audit --fix wrote %v, want 50-tuning.rules and the journal", files)
+	}
+	if diff := cmp.Diff(libBefore, tree(t, lib)); diff != "" {
+		t.Errorf("the refused files changed (-want +got):\n%s", diff)
+	}
+}
+
 // TestAuditFixAfterRun: a file sorting after the run rule starts iosched
 // in its converted rules, since the run rule decided before them.
 func TestAuditFixAfterRun(t *testing.T) {
@@ -334,14 +366,25 @@ func TestAuditFixRefuses(t *testing.T) {
 		src := filepath.Join(lib, "60-x.rules")
 		copyFile(t, testdata(t, tt.file), src)
 		copyFile(t, testdata(t, "tuning.rules"), filepath.Join(lib, "50-tuning.rules"))
-		got, _ := runAudit(t, []string{etc, lib}, nil, "--fix")
 		tt.want = strings.ReplaceAll(tt.want, "SRC", src)
-		if got.Code != 2 || len(got.Stderr) != 2 || !strings.HasPrefix(got.Stderr[0], "iosched: "+src+tt.want) ||
-			got.Stderr[1] != "iosched: audit --fix: nothing written" {
-			t.Errorf("audit --fix of %s = %+v, want exit 2 and %q", tt.file, got, src+tt.want)
+		// Alone, it is refused and nothing is written; beside a file
+		// that converts, that one is, and the exit status says partly.
+		got, _ := runAudit(t, []string{etc, lib}, nil, "--fix", src)
+		if got.Code != 2 || len(got.Stderr) < 2 || !strings.HasPrefix(got.Stderr[0], "iosched: "+src+tt.want) ||
+			got.Stderr[len(got.Stderr)-1] != "iosched: audit --fix: nothing written" {
+			t.Errorf("audit --fix %s = %+v, want exit 2 and %q", tt.file, got, src+tt.want)
 		}
 		if files := tree(t, etc); len(files) != 0 {
-			t.Errorf("audit --fix of %s wrote %v", tt.file, files)
+			t.Errorf("audit --fix %s wrote %v", tt.file, files)
+		}
+		got, _ = runAudit(t, []string{etc, lib}, nil, "--fix")
+		if got.Code != 3 || len(got.Stderr) < 2 || !strings.HasPrefix(got.Stderr[0], "iosched: "+src+tt.want) ||
+			got.Stderr[len(got.Stderr)-1] != "iosched: audit --fix: partly converted: converted 1 file(s); 1 file(s) refused above, left as they were" {
+			t.Errorf("audit --fix of %s beside a convertible file = %+v, want exit 3 and %q", tt.file, got, src+tt.want)
+		}
+		files := tree(t, etc)
+		if _, ok := files["50-tuning.rules"]; !ok || len(files) != 2 {
+			t.Errorf("audit --fix of %s beside 50-tuning.rules wrote %v, want 50-tuning.rules and the journal", tt.file, files)
 		}
 	}
 	// A file that /etc overrides, and one outside udev's directories:
