@@ -217,9 +217,10 @@ func convertTunables(p *parsed) {
 func crossCheck(files []*parsed) []error {
 	type loc struct {
 		file string
-		line int
+		rule rule
 	}
-	written := map[string]loc{}
+	written := map[string][]loc{}
+	var attrs []string // written's keys in the order first written
 	var refused []error
 	for _, p := range files {
 		base := filepath.Base(p.path)
@@ -231,20 +232,25 @@ func crossCheck(files []*parsed) []error {
 				refused = append(refused, err)
 			}
 			for _, k := range r.keys {
-				for attr, w := range written {
+				for _, attr := range attrs {
 					if base == PolicyRules && attr == queueattr.Scheduler {
 						continue
 					}
-					if reads(k, attr) {
-						refused = append(refused, Refusal{File: w.file, Line: w.line, Why: fmt.Sprintf(
-							"%s:%d: %s reads queue/%s, which this rule writes: converted, iosched would write it only after all rules ran",
-							p.path, r.line, clip(k.original), attr)})
-					}
-					if a, ok := queueWrite(k); ok && !p.conv[r.line] && (a == attr ||
-						attr == queueattr.Scheduler && strings.HasPrefix(a, queueattr.TunablePrefix)) {
-						refused = append(refused, Refusal{File: w.file, Line: w.line, Why: fmt.Sprintf(
-							"%s:%d writes queue/%s after it and is not converted (no change event reaches it, or its file is not fixed): converted, this rule's write would come after it rather than before",
-							p.path, r.line, a)})
+					for _, w := range written[attr] {
+						if disjoint(w.rule, r) {
+							continue // no device matches both
+						}
+						if reads(k, attr) {
+							refused = append(refused, Refusal{File: w.file, Line: w.rule.line, Why: fmt.Sprintf(
+								"%s:%d: %s reads queue/%s, which this rule writes: converted, iosched would write it only after all rules ran",
+								p.path, r.line, clip(k.original), attr)})
+						}
+						if a, ok := queueWrite(k); ok && !p.conv[r.line] && (a == attr ||
+							attr == queueattr.Scheduler && strings.HasPrefix(a, queueattr.TunablePrefix)) {
+							refused = append(refused, Refusal{File: w.file, Line: w.rule.line, Why: fmt.Sprintf(
+								"%s:%d writes queue/%s after it and is not converted (no change event reaches it, or its file is not fixed): converted, this rule's write would come after it rather than before",
+								p.path, r.line, a)})
+						}
 					}
 				}
 			}
@@ -254,13 +260,68 @@ func crossCheck(files []*parsed) []error {
 			for _, k := range r.keys {
 				if attr, ok := queueWrite(k); ok {
 					if _, seen := written[attr]; !seen {
-						written[attr] = loc{p.path, r.line}
+						attrs = append(attrs, attr)
 					}
+					written[attr] = append(written[attr], loc{p.path, r})
 				}
 			}
 		}
 	}
 	return refused
+}
+
+// disjoint reports whether no device can match both rules: each has a
+// KERNEL== pattern, and no name matches both (kernelsDisjoint).
+func disjoint(a, b rule) bool {
+	for _, ka := range a.keys {
+		if ka.name != "KERNEL" || ka.op != "==" || ka.fold {
+			continue
+		}
+		for _, kb := range b.keys {
+			if kb.name == "KERNEL" && kb.op == "==" && !kb.fold && kernelsDisjoint(ka.value, kb.value) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// kernelsDisjoint reports whether no name matches both patterns, told
+// from the literal text each alternative starts with: "bcache*" and
+// "sd[a-z]" differ at their first byte. Anything it cannot tell is not
+// disjoint.
+func kernelsDisjoint(a, b string) bool {
+	if strings.ContainsAny(a+b, "$%\\") {
+		return false // substituted or escaped: known only at event time
+	}
+	for _, x := range strings.Split(a, "|") {
+		for _, y := range strings.Split(b, "|") {
+			if !altsDisjoint(x, y) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func altsDisjoint(x, y string) bool {
+	px, wx := literalPrefix(x)
+	py, wy := literalPrefix(y)
+	n := min(len(px), len(py))
+	if px[:n] != py[:n] {
+		return true
+	}
+	// One is a whole literal name shorter than the other's literal start.
+	return !wx && len(px) < len(py) || !wy && len(py) < len(px)
+}
+
+// literalPrefix is the text of a glob before its first wildcard, and
+// whether it has one.
+func literalPrefix(p string) (string, bool) {
+	if i := strings.IndexAny(p, "*?["); i >= 0 {
+		return p[:i], true
+	}
+	return p, false
 }
 
 // checkRule refuses a converted rule whose own keys keep it from
@@ -284,7 +345,9 @@ func checkRule(p *parsed, r rule) error {
 			return Refusal{File: p.path, Line: r.line, Why: "a condition on the current queue/" + attr + " other than a compare-first guard: the rule depends on the value it changes"}
 		}
 		for _, o := range r.keys {
-			if o.name != "ATTR" && reads(o, attr) {
+			// Matches in the rule run before its own write, converted
+			// or not.
+			if o.name != "ATTR" && o.name != "TEST" && reads(o, attr) {
 				return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("%s reads queue/%s, which the same rule writes", clip(o.original), attr)}
 			}
 		}
@@ -312,8 +375,26 @@ func reads(k key, attr string) bool {
 			return attr != queueattr.Scheduler || strings.ContainsAny(k.value, "*?[")
 		}
 	}
-	// TEST only asks whether the file exists, which no write changes.
+	if attr == queueattr.Scheduler && readsTunables(k) {
+		return true // the switch decides which tunables exist and their values
+	}
+	// TEST only asks whether the file exists, which no other write changes.
 	return k.name != "TEST" && namesAttr(k.value, attr)
+}
+
+// readsTunables reports whether k reads a scheduler tunable or asks
+// whether one exists: a match on ATTR{queue/iosched/...}, a TEST of
+// such a path, or a value that names one.
+func readsTunables(k key) bool {
+	if (k.name == "ATTR" || k.name == "ATTRS") && k.match() {
+		if a, dev, ok := queueAttr(k.attr); ok && dev == "" && strings.HasPrefix(a, queueattr.TunablePrefix) {
+			return true
+		}
+	}
+	if _, write := queueWrite(k); write {
+		return false
+	}
+	return strings.Contains(k.value, "queue/"+queueattr.TunablePrefix)
 }
 
 // checkValue checks a value the way iosched will when the property

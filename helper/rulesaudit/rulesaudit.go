@@ -492,10 +492,14 @@ func guard(keys []key, attr, value string) guardResult {
 			holds = holds || globMatch(k.value, v, k.fold)
 		}
 		switch {
-		case k.op == "!=" && holds, k.op == "==" && !holds:
-			g.stops = true
 		case k.op == "!=" && attr == queueattr.Scheduler && globMatch(k.value, value, k.fold):
 			g.never = k.original
+		case attr == queueattr.Scheduler && !strings.ContainsAny(k.value, "*?["):
+			// A whole line with no "[": only a disk with no choice
+			// ("none") has it, and no write changes that. The guard
+			// stays where it is and keeps its meaning.
+		case k.op == "!=" && holds, k.op == "==" && !holds:
+			g.stops = true
 		default:
 			g.other = true
 		}
