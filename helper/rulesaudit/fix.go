@@ -18,8 +18,17 @@ import (
 const MarkerProperty = "IOSCHED_SCHEDULER_SET"
 
 // runProgram is what RunRules starts; a converted file sorting after
-// RunRules starts it itself, since the run rule decided before it.
+// RunRules starts it itself (lateRunLine), since the run rule decided
+// before it.
 const runProgram = "iosched-udev"
+
+// lateProperty marks an event a converted rule sorting after RunRules
+// set a property for; lateRunLine, at the end of each such file, starts
+// iosched once for it, however many rules and files set it.
+const (
+	lateProperty = "IOSCHED_LATE"
+	lateRunLine  = `ENV{` + lateProperty + `}=="1", ENV{` + lateProperty + `_RUN}!="1", ENV{` + lateProperty + `_RUN}="1", RUN+="` + runProgram + `"` + "\n"
+)
 
 // Refusal is a rule that Fix cannot convert with the same meaning.
 type Refusal struct {
@@ -53,6 +62,11 @@ type FixInput struct {
 	Fix    []string // the ones to convert, each one of Read
 	Target string   // where the converted files go: /etc/udev/rules.d
 	Sys    string   // sysfs root: a scheduler tunable iosched does not know is converted only when a disk here has it
+	// RenamedSchedulers converts a write of "noop" or "cfq", which
+	// fails on every kernel iosched supports and leaves the disk as it
+	// was, to what it meant ("none", "bfq"); without it the write is
+	// dropped, which keeps today's outcome.
+	RenamedSchedulers bool
 }
 
 // parsed is one rules file read for planning.
@@ -61,6 +75,8 @@ type parsed struct {
 	data  []byte
 	rules []rule
 	conv  map[int]bool // by first line; nil: not converted
+	// renamed: convert "noop" and "cfq" to what they meant, not drop them
+	renamed bool
 }
 
 // PlanFix converts the freezing writes of in.Fix into properties, in
@@ -106,7 +122,7 @@ func PlanFix(in FixInput) ([]Change, error) {
 			}
 			continue
 		}
-		p := &parsed{path: path, data: data, rules: rules}
+		p := &parsed{path: path, data: data, rules: rules, renamed: in.RenamedSchedulers}
 		if fix[path] {
 			p.conv = map[int]bool{}
 			for _, f := range audit(path, rules) {
@@ -338,6 +354,9 @@ func checkRule(p *parsed, r rule) error {
 		if !known(attr) {
 			return Refusal{File: p.path, Line: r.line, Why: "iosched does not know queue/" + attr + ", so no property can carry it"}
 		}
+		if dropped(attr, k.value, p.renamed) {
+			continue
+		}
 		if err := checkValue(attr, schedValue(attr, k.value)); err != nil {
 			return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("iosched would reject %s: %v", clip(k.original), err)}
 		}
@@ -355,13 +374,27 @@ func checkRule(p *parsed, r rule) error {
 	return nil
 }
 
-// schedValue maps the scheduler name kernels dropped to the one they
-// have: "noop" is "none" since the multi-queue block layer.
+// schedValue maps a scheduler name kernels dropped with the
+// single-queue block layer to the one that took its place: "noop" meant
+// "none", "cfq" "bfq" (as elevator= reads them).
 func schedValue(attr, v string) string {
-	if attr == queueattr.Scheduler && v == "noop" {
+	if attr != queueattr.Scheduler {
+		return v
+	}
+	switch v {
+	case "noop":
 		return sched.None
+	case "cfq":
+		return "bfq"
 	}
 	return v
+}
+
+// dropped reports a scheduler write that fails on every kernel iosched
+// supports, so that the disk keeps its scheduler: converted to nothing,
+// which keeps that, unless renamed asks for what it meant.
+func dropped(attr, v string, renamed bool) bool {
+	return !renamed && schedValue(attr, v) != v
 }
 
 // reads reports whether key k reads queue/attr: a match on it, or a value
@@ -467,6 +500,7 @@ func planFile(p *parsed, in FixInput) (Change, error) {
 func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 	var edits []edit
 	var notes []string
+	late := false // a converted rule sorts after RunRules
 	for _, r := range p.rules {
 		if !p.conv[r.line] {
 			continue
@@ -482,10 +516,14 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 			var text string
 			attr, write := queueWrite(k)
 			switch {
+			case write && dropped(attr, k.value, p.renamed):
+				notes = append(notes, fmt.Sprintf("%s:%d: %q: no kernel iosched supports has this scheduler, so the write fails today and the disk keeps its scheduler; dropped, which keeps that (--renamed-schedulers converts it to %q instead)",
+					p.path, r.line, clip(k.value), schedValue(attr, k.value)))
+				text = ""
 			case write:
 				text = propertyText(k, attr)
 				if v := schedValue(attr, k.value); v != k.value {
-					notes = append(notes, fmt.Sprintf("%s:%d: %q is %q on every kernel iosched supports", p.path, r.line, k.value, v))
+					notes = append(notes, fmt.Sprintf("%s:%d: %q converted to %q, what it meant (--renamed-schedulers)", p.path, r.line, k.value, v))
 				}
 				if t, ok := strings.CutPrefix(attr, queueattr.TunablePrefix); ok && !tunableKnown(t) {
 					if !kernelHasTunable(sys, t) {
@@ -512,7 +550,8 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 		}
 		if afterRun && last >= 0 {
 			_, e, _ := r.span(r.keys[last])
-			edits = append(edits, edit{e, e, ", RUN+=\"" + runProgram + "\""})
+			edits = append(edits, edit{e, e, ", ENV{" + lateProperty + "}=\"1\""})
+			late = true
 		}
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
@@ -532,6 +571,19 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 		at = ed.end
 	}
 	b.Write(p.data[at:])
+	if late {
+		// One line for the file, whatever number of its rules
+		// converted, and one run for all such files: udevd runs each
+		// RUN+= it is given, the same program twice included.
+		text := b.String()
+		if n := len(text); n > 0 && !strings.ContainsRune("\n\r\x00", rune(text[n-1])) {
+			b.WriteByte('\n')
+		}
+		if strings.HasSuffix(strings.TrimRight(text, "\r\n\x00"), "\\") {
+			return nil, nil, Refusal{File: p.path, Why: "it ends in a line continuation, which would join the line that starts iosched after its rules"}
+		}
+		b.WriteString(lateRunLine)
+	}
 	data := []byte(b.String())
 	if _, err := parseRules(string(data)); err != nil {
 		return nil, nil, fmt.Errorf("converted %s: %w", p.path, err)

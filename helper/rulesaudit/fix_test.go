@@ -19,18 +19,26 @@ func TestPlanFixConvert(t *testing.T) {
 		name    string
 		file    string
 		tunable string // a tunable the fixture kernel has
+		renamed bool   // RenamedSchedulers
 		want    string // the converted text without head, or the refusal
 	}{
-		{"unknown tunable refused", "tunable-after.rules", "",
+		{"unknown tunable refused", "tunable-after.rules", "", false,
 			"SRC:6: not converted: queue/iosched/not_a_tunable: no disk of the running kernel has it (SYS/block/*/queue/iosched/not_a_tunable) and iosched's table does not know it"},
-		{"tunable the kernel has, noop as none", "tunable-after.rules", "not_a_tunable",
+		{"tunable the kernel has, noop dropped as its write fails today", "tunable-after.rules", "not_a_tunable", false,
+			"# A scheduler tunable in its own rule after the switch: converted too, so\n" +
+				"# that iosched writes it after the switch that resets it.\n" +
+				`ACTION=="add|change", KERNEL=="sd*", ENV{CLASS}="slow"` + "\n" +
+				`ACTION=="add|change", ENV{CLASS}=="slow"` + "\n" +
+				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_fifo_batch}="8"` + "\n" +
+				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_not_a_tunable}="1", ENV{IOSCHED_SETTINGS}="1"` + "\n"},
+		{"tunable the kernel has, noop as none when asked", "tunable-after.rules", "not_a_tunable", true,
 			"# A scheduler tunable in its own rule after the switch: converted too, so\n" +
 				"# that iosched writes it after the switch that resets it.\n" +
 				`ACTION=="add|change", KERNEL=="sd*", ENV{CLASS}="slow"` + "\n" +
 				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_SCHEDULER}="none", ENV{IOSCHED_SCHEDULER_SET}="1"` + "\n" +
 				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_fifo_batch}="8"` + "\n" +
 				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_not_a_tunable}="1", ENV{IOSCHED_SETTINGS}="1"` + "\n"},
-		{"continuation and a guard removed", "continuation.rules", "", ""},
+		{"continuation and a guard removed", "continuation.rules", "", false, ""},
 	}
 	for _, tt := range tests {
 		root := t.TempDir()
@@ -48,7 +56,7 @@ func TestPlanFixConvert(t *testing.T) {
 			}
 		}
 		copyTestdata(t, tt.file, src, 0o644)
-		plan, err := PlanFix(FixInput{Read: []string{src}, Fix: []string{src}, Target: etc, Sys: sys})
+		plan, err := PlanFix(FixInput{Read: []string{src}, Fix: []string{src}, Target: etc, Sys: sys, RenamedSchedulers: tt.renamed})
 		var got string
 		switch {
 		case err != nil:

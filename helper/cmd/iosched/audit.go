@@ -46,6 +46,7 @@ func cmdAudit(e env, args []string) error {
 	fix := fs.Bool("fix", false, "write the converted rules to the first rules directory")
 	dry := fs.Bool("dry-run", false, "with --fix: print the files it would write as a unified diff")
 	undo := fs.Bool("undo", false, "put back what --fix changed, unless changed since")
+	renamed := fs.Bool("renamed-schedulers", false, `with --fix: convert "noop" and "cfq", whose writes fail today, to "none" and "bfq" rather than drop them`)
 	forget := fs.Bool("forget", false, "with --undo: drop the journal's record of each named file, keeping the file as it is")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -58,6 +59,8 @@ func cmdAudit(e env, args []string) error {
 		return usagef("audit --undo takes no other flag or argument but --forget FILE...")
 	case *dry && !*fix:
 		return usagef("audit --dry-run goes with --fix")
+	case *renamed && !*fix:
+		return usagef("audit --renamed-schedulers goes with --fix")
 	case (*fix || *undo) && len(e.rulesDirs) == 0:
 		return usagef("audit: no rules directory to write to")
 	}
@@ -68,7 +71,7 @@ func cmdAudit(e env, args []string) error {
 	case *undo:
 		err = auditUndo(e, out)
 	default:
-		err = auditRun(e, out, pos, *fix, *dry)
+		err = auditRun(e, out, pos, fixOptions{fix: *fix, dry: *dry, renamed: *renamed})
 	}
 	if ferr := out.Flush(); ferr != nil {
 		return fmt.Errorf("audit: write output: %w", ferr)
@@ -79,7 +82,7 @@ func cmdAudit(e env, args []string) error {
 // auditRun audits the rules of paths (the system's rules directories
 // when there are none) and, with fix, converts them: only files udevd
 // reads, as it resolves them, are ever fixed.
-func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
+func auditRun(e env, out io.Writer, paths []string, opt fixOptions) error {
 	var files, read []string
 	var skipped []error
 	system := rulesaudit.List(e.rulesDirs)
@@ -121,13 +124,13 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 		addOnly = append(addOnly, ao...)
 		policy = policy || filepath.Base(f) == rulesaudit.PolicyRules
 	}
-	if fix {
+	if opt.fix {
 		fixable, notRead := udevdReads(readable, system.Files, e.rulesDirs)
 		skipped = append(skipped, notRead...)
 		for _, err := range skipped {
 			fmt.Fprintf(e.stderr, "iosched: %v\n", err)
 		}
-		err := auditFix(e, out, system.Files, fixable, dry)
+		err := auditFix(e, out, system.Files, fixable, opt)
 		if err == nil && len(skipped) > 0 {
 			return errFound{status: exitUsage}
 		}
@@ -186,6 +189,9 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 	return nil
 }
 
+// fixOptions are audit's --fix, --dry-run and --renamed-schedulers.
+type fixOptions struct{ fix, dry, renamed bool }
+
 // udevdReads splits files into those udevd reads (one of system, the
 // files List found in the rules directories, by absolute path) and an
 // error for each other one: audited, never fixed.
@@ -228,7 +234,8 @@ func inDirs(f string, dirs []string) bool {
 
 // auditFix writes (or with dry, shows) the files that convert the rules
 // of fixable, in place; system is every file udevd reads, in its order.
-func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
+func auditFix(e env, out io.Writer, system, fixable []string, opt fixOptions) error {
+	dry := opt.dry
 	target := e.rulesDirs[0]
 	abs := make([]string, len(system))
 	for i, f := range system {
@@ -240,7 +247,7 @@ func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
 	}
 	// A named file udevd reads that is not among the system's (a
 	// directory given twice) is read in its own place.
-	plan, err := rulesaudit.PlanFix(rulesaudit.FixInput{Read: abs, Fix: fixable, Target: target, Sys: string(e.sys)})
+	plan, err := rulesaudit.PlanFix(rulesaudit.FixInput{Read: abs, Fix: fixable, Target: target, Sys: string(e.sys), RenamedSchedulers: opt.renamed})
 	var notConverted error // the refusals: the files they name stay as they are
 	if refusedFiles(err) > 0 {
 		notConverted, err = err, nil

@@ -342,9 +342,14 @@ func TestAuditFixAfterRun(t *testing.T) {
 		t.Fatalf("audit --fix = %+v", got)
 	}
 	got := tree(t, etc)["99-zz.rules"]
-	want := `ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq", ENV{IOSCHED_SCHEDULER_SET}="1", RUN+="iosched-udev"` + "\n"
+	want := `ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq", ENV{IOSCHED_SCHEDULER_SET}="1", ENV{IOSCHED_LATE}="1"` + "\n"
 	if !strings.Contains(got, want) || strings.Contains(got, `ATTR{queue/scheduler}!="bfq"`) {
 		t.Errorf("converted 99-zz.rules:\n%s\nwant %q in it, its never-stopping guard gone", got, want)
+	}
+	// One run however many rules converted: udevd runs every RUN+=.
+	run := `ENV{IOSCHED_LATE}=="1", ENV{IOSCHED_LATE_RUN}!="1", ENV{IOSCHED_LATE_RUN}="1", RUN+="iosched-udev"` + "\n"
+	if !strings.HasSuffix(got, run) || strings.Count(got, "RUN+=") != 1 {
+		t.Errorf("converted 99-zz.rules:\n%s\nwant one RUN+=, in its last line %q", got, run)
 	}
 }
 
