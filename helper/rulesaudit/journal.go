@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -88,10 +89,13 @@ type Manifest struct {
 type Written struct {
 	Path   string `json:"path"`
 	Source string `json:"source"`
-	SHA256 string `json:"sha256"`         // of what Fix wrote
-	Temp   string `json:"temp"`           // the name it was written under before the rename
-	Keep   string `json:"keep,omitempty"` // a hard-linked file's extra name: Undo renames it back
-	Prior  State  `json:"prior"`
+	// SourceSHA256 is the hash of the source as Fix read it, so that
+	// audit can tell when a package update changed it since.
+	SourceSHA256 string `json:"source_sha256,omitempty"`
+	SHA256       string `json:"sha256"`         // of what Fix wrote
+	Temp         string `json:"temp"`           // the name it was written under before the rename
+	Keep         string `json:"keep,omitempty"` // a hard-linked file's extra name: Undo renames it back
+	Prior        State  `json:"prior"`
 }
 
 func hash(data []byte) string {
@@ -272,7 +276,7 @@ func applyFix(fsys FS, target string, plan []Change) error {
 			removeTemps(fresh)
 			return fmt.Errorf("write %s: %w: nothing changed", c.Path, err)
 		}
-		w := Written{Path: c.Path, Source: c.Source, SHA256: hash(c.Data), Temp: tmp, Prior: c.Prior}
+		w := Written{Path: c.Path, Source: c.Source, SourceSHA256: hash(c.Base), SHA256: hash(c.Data), Temp: tmp, Prior: c.Prior}
 		fresh = append(fresh, w)
 		if c.Prior.Kind == kindFile {
 			fi, err := fsys.Lstat(c.Path)
@@ -337,6 +341,34 @@ func restore(fsys FS, w Written) error {
 		return nil
 	}
 	return put(fsys, w.Path, w.Prior)
+}
+
+// Stale lists, one line each, the converted copies in target whose
+// source in another directory (a vendor file in /usr/lib) changed or
+// went since --fix converted it: udevd reads the copy in its place, so
+// the update is ignored until the copy is converted again.
+func Stale(target string) ([]string, error) {
+	m, err := readManifest(OS, target)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, w := range m.Files {
+		if w.SourceSHA256 == "" || w.Source == w.Path {
+			continue
+		}
+		redo := fmt.Sprintf("`iosched audit --undo` then `iosched audit --fix` converts the new version (or, to keep the copy, `iosched audit --undo --forget %s`)", w.Path)
+		data, err := os.ReadFile(w.Source)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			out = append(out, fmt.Sprintf("%s: converted from %s, which is gone since: udevd reads the converted copy still; %s", w.Path, w.Source, redo))
+		case err != nil:
+			return out, fmt.Errorf("read %s: %w", w.Source, err)
+		case hash(data) != w.SourceSHA256:
+			out = append(out, fmt.Sprintf("%s: converted from %s, which changed since (a package update?): udevd reads the converted copy in its place, so the change is ignored; %s", w.Path, w.Source, redo))
+		}
+	}
+	return out, nil
 }
 
 // UndoResult is what Undo did with each file of the manifest.

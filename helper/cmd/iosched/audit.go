@@ -155,6 +155,18 @@ func auditRun(e env, out io.Writer, paths []string, opt fixOptions) error {
 	for _, w := range others {
 		fmt.Fprintln(out, w)
 	}
+	var stale []string
+	if len(paths) == 0 && len(e.rulesDirs) > 0 {
+		var err error
+		stale, err = rulesaudit.Stale(e.rulesDirs[0])
+		if err != nil {
+			skipped = append(skipped, err)
+			fmt.Fprintf(e.stderr, "iosched: %v\n", err)
+		}
+		for _, s := range stale {
+			fmt.Fprintln(out, s)
+		}
+	}
 	conflicts := 0
 	for _, f := range addOnly {
 		t := rulesaudit.AddOnlyText(f, policy)
@@ -180,11 +192,14 @@ func auditRun(e env, out io.Writer, paths []string, opt fixOptions) error {
 	if conflicts > 0 {
 		fmt.Fprintf(out, "%d add-only scheduler write(s) fight iosched's policy at every boot\n", conflicts)
 	}
+	if len(stale) > 0 {
+		fmt.Fprintf(out, "%d converted cop(y/ies) of a file changed since --fix\n", len(stale))
+	}
 	switch {
 	case len(skipped) > 0:
 		return errFound{n: len(found), status: exitUsage}
-	case len(found)+conflicts+len(others) > 0:
-		return errFound{n: len(found) + conflicts + len(others)}
+	case len(found)+conflicts+len(others)+len(stale) > 0:
+		return errFound{n: len(found) + conflicts + len(others) + len(stale)}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -330,6 +331,43 @@ func TestAuditFixAllRefusals(t *testing.T) {
 	}
 	if diff := cmp.Diff(libBefore, tree(t, lib)); diff != "" {
 		t.Errorf("the refused files changed (-want +got):\n%s", diff)
+	}
+}
+
+// TestAuditStale: audit tells when the vendor file a converted copy in
+// /etc masks changed or went since --fix, and what to do.
+func TestAuditStale(t *testing.T) {
+	etc, lib := t.TempDir(), t.TempDir()
+	vendor := filepath.Join(lib, "60-ioschedulers.rules")
+	copyFile(t, testdata(t, "cachyos-style.rules"), vendor)
+	dirs := []string{etc, lib}
+	if got, _ := runAudit(t, dirs, nil, "--fix"); got.Code != 0 {
+		t.Fatalf("audit --fix = %+v", got)
+	}
+	if got, _ := runAudit(t, dirs, nil); got.Code != 0 {
+		t.Fatalf("audit after --fix = %+v", got)
+	}
+	copy := filepath.Join(etc, "60-ioschedulers.rules")
+	f, err := os.OpenFile(vendor, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("# updated\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, _ := runAudit(t, dirs, nil)
+	want := copy + ": converted from " + vendor + ", which changed since (a package update?): udevd reads the converted copy in its place, so the change is ignored; " +
+		"`iosched audit --undo` then `iosched audit --fix` converts the new version (or, to keep the copy, `iosched audit --undo --forget " + copy + "`)"
+	if got.Code != 1 || !slices.Contains(got.Stdout, want) {
+		t.Errorf("audit after the vendor file changed = %+v\nwant exit 1 and %q", got, want)
+	}
+	if err := os.Remove(vendor); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = runAudit(t, dirs, nil)
+	if got.Code != 1 || len(got.Stdout) == 0 || !strings.Contains(strings.Join(got.Stdout, "\n"), vendor+", which is gone since") {
+		t.Errorf("audit after the vendor file went = %+v", got)
 	}
 }
 
