@@ -152,8 +152,12 @@ func auditRun(e env, out io.Writer, paths []string, opt fixOptions) error {
 			fmt.Fprintf(e.stderr, "iosched: %v\n", err)
 		}
 	}
+	blind := 0 // writes that do not compare first
 	for _, w := range others {
 		fmt.Fprintln(out, w)
+		if w.Conditional == "" {
+			blind++
+		}
 	}
 	var stale []string
 	if len(paths) == 0 && len(e.rulesDirs) > 0 {
@@ -186,8 +190,8 @@ func auditRun(e env, out io.Writer, paths []string, opt fixOptions) error {
 		fmt.Fprintf(out, "no rule writes a freezing queue attribute on change events (%d file(s) read from %s)\n",
 			len(readable), where)
 	}
-	if len(others) > 0 {
-		fmt.Fprintf(out, "%d write(s) of queue attributes at boot outside udev's rules, none comparing first\n", len(others))
+	if blind > 0 {
+		fmt.Fprintf(out, "%d write(s) of queue attributes at boot outside udev's rules, none comparing first\n", blind)
 	}
 	if conflicts > 0 {
 		fmt.Fprintf(out, "%d add-only scheduler write(s) fight iosched's policy at every boot\n", conflicts)
@@ -198,8 +202,8 @@ func auditRun(e env, out io.Writer, paths []string, opt fixOptions) error {
 	switch {
 	case len(skipped) > 0:
 		return errFound{n: len(found), status: exitUsage}
-	case len(found)+conflicts+len(others)+len(stale) > 0:
-		return errFound{n: len(found) + conflicts + len(others) + len(stale)}
+	case len(found)+conflicts+blind+len(stale) > 0:
+		return errFound{n: len(found) + conflicts + blind + len(stale)}
 	}
 	return nil
 }
