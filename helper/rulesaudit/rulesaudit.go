@@ -349,7 +349,7 @@ func surelyJumps(keys []key) bool {
 
 // queueAttr splits an ATTR{} name into the queue attribute it names
 // and the device of the [SUBSYSTEM/KERNEL] form ("" for the event's
-// own). Doubled slashes are one, as in the kernel's path lookup.
+// own), as the kernel's path lookup resolves it.
 func queueAttr(name string) (attr, dev string, ok bool) {
 	if strings.HasPrefix(name, "[") {
 		j := strings.IndexByte(name, ']')
@@ -358,11 +358,18 @@ func queueAttr(name string) (attr, dev string, ok bool) {
 		}
 		dev, name = name[1:j], name[j+1:]
 	}
-	for strings.Contains(name, "//") {
-		name = strings.ReplaceAll(name, "//", "/")
+	// Empty and "." components are nothing to the kernel's path lookup
+	// ("./queue/scheduler", "queue/./scheduler"); ".." is left alone.
+	var parts []string
+	for _, c := range strings.Split(name, "/") {
+		if c != "" && c != "." {
+			parts = append(parts, c)
+		}
 	}
-	attr, ok = strings.CutPrefix(strings.TrimPrefix(name, "/"), "queue/")
-	return attr, dev, ok && attr != ""
+	if len(parts) < 2 || parts[0] != "queue" {
+		return "", dev, false
+	}
+	return strings.Join(parts[1:], "/"), dev, true
 }
 
 // queueWrite returns the attribute an ATTR{queue/...}= key writes on the
