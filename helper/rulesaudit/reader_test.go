@@ -41,6 +41,11 @@ func TestReaderRejectsAsUdevd(t *testing.T) {
 		{"not a queue path", `KERNEL=="sd*", ATTR{queue}="bfq"`, nil},
 		{`e-string \s`, `KERNEL=="sd*", ATTR{queue/scheduler}=e"mq-deadline\s"`, []string{"1:scheduler"}},
 		{`e-string \u`, `KERNEL=="sd*", ATTR{queue/scheduler}=e"\u0062fq"`, []string{"1:scheduler"}},
+		{"no-break space between keys", "KERNEL==\"sd*\",\u00a0" + w, nil},
+		{"byte order mark between keys", "KERNEL==\"sd*\", \ufeff" + w, nil},
+		{"partitions only", `ENV{DEVTYPE}=="partition", ` + w, nil},
+		{"not a disk", `ENV{DEVTYPE}!="disk", ` + w, nil},
+		{"disks only", `ENV{DEVTYPE}=="disk", ` + w, []string{"1:scheduler"}},
 		{`e-string \u0000`, `KERNEL=="sd*", ATTR{queue/scheduler}=e"\u0000"`, nil},
 	}
 	for _, tt := range tests {

@@ -248,11 +248,27 @@ func audit(name string, rules []rule) []Finding { return auditAction(name, rules
 func auditAction(name string, rules []rule, action string) []Finding {
 	var found []Finding
 	for i, ok := range reachable(rules, action) {
-		if ok && onAction(rules[i].keys, action) {
+		if ok && onAction(rules[i].keys, action) && !partitionsOnly(rules[i].keys) {
 			found = append(found, writes(name, rules[i])...)
 		}
 	}
 	return found
+}
+
+// partitionsOnly reports a rule only a partition's event matches
+// (ENV{DEVTYPE}=="partition", or !="disk"): a partition has no queue/,
+// so its writes there fail and change nothing.
+func partitionsOnly(keys []key) bool {
+	for _, k := range keys {
+		if k.name != "ENV" || k.attr != "DEVTYPE" || !k.match() {
+			continue
+		}
+		disk, part := globMatch(k.value, "disk", k.fold), globMatch(k.value, "partition", k.fold)
+		if k.op == "==" && part && !disk || k.op == "!=" && disk && !part {
+			return true
+		}
+	}
+	return false
 }
 
 // addOnly returns the writes an add event performs and a change event
