@@ -36,6 +36,11 @@ func TestReaderRejectsAsUdevd(t *testing.T) {
 		{"RUN -=", `RUN-="x", ` + w, nil},
 		{"LABEL with ==", `LABEL=="x", ` + w, nil},
 		{"GOTO with +=", `GOTO+="x", ` + w + "\nLABEL=\"x\"", nil},
+		// A GOTO on a dropped line jumps nowhere: the write after it runs.
+		{"GOTO on a dropped line", `FOO=="x", GOTO="end"` + "\n" + w + "\n" + `LABEL="end"`, []string{"2:scheduler"}},
+		{"GOTO on a kept line", `GOTO="end"` + "\n" + w + "\n" + `LABEL="end"`, nil},
+		// A LABEL with == is dropped, so the GOTO to it is ignored.
+		{"GOTO to a dropped LABEL", `GOTO="end"` + "\n" + w + "\n" + `LABEL=="end"`, []string{"2:scheduler"}},
 		{"./queue path", `KERNEL=="sd*", ATTR{./queue/scheduler}="bfq"`, []string{"1:scheduler"}},
 		{"queue/./ path", `KERNEL=="sd*", ATTR{queue/./scheduler}="bfq"`, []string{"1:scheduler"}},
 		{"not a queue path", `KERNEL=="sd*", ATTR{queue}="bfq"`, nil},
