@@ -18,8 +18,17 @@ import (
 const MarkerProperty = "IOSCHED_SCHEDULER_SET"
 
 // runProgram is what RunRules starts; a converted file sorting after
-// RunRules starts it itself, since the run rule decided before it.
+// RunRules starts it itself (lateRunLine), since the run rule decided
+// before it.
 const runProgram = "iosched-udev"
+
+// lateProperty marks an event a converted rule sorting after RunRules
+// set a property for; lateRunLine, at the end of each such file, starts
+// iosched once for it, however many rules and files set it.
+const (
+	lateProperty = "IOSCHED_LATE"
+	lateRunLine  = `ENV{` + lateProperty + `}=="1", ENV{` + lateProperty + `_RUN}!="1", ENV{` + lateProperty + `_RUN}="1", RUN+="` + runProgram + `"` + "\n"
+)
 
 // Refusal is a rule that Fix cannot convert with the same meaning.
 type Refusal struct {
@@ -53,6 +62,11 @@ type FixInput struct {
 	Fix    []string // the ones to convert, each one of Read
 	Target string   // where the converted files go: /etc/udev/rules.d
 	Sys    string   // sysfs root: a scheduler tunable iosched does not know is converted only when a disk here has it
+	// RenamedSchedulers converts a write of "noop" or "cfq", which
+	// fails on every kernel iosched supports and leaves the disk as it
+	// was, to what it meant ("none", "bfq"); without it the write is
+	// dropped, which keeps today's outcome.
+	RenamedSchedulers bool
 }
 
 // parsed is one rules file read for planning.
@@ -61,6 +75,8 @@ type parsed struct {
 	data  []byte
 	rules []rule
 	conv  map[int]bool // by first line; nil: not converted
+	// renamed: convert "noop" and "cfq" to what they meant, not drop them
+	renamed bool
 }
 
 // PlanFix converts the freezing writes of in.Fix into properties, in
@@ -68,15 +84,29 @@ type parsed struct {
 // order, with only the queue-attribute assignments turned into the
 // properties iosched acts on. Its conditions, PROGRAM and IMPORT keys,
 // GOTO and LABEL lines and earlier ENV{} stay exactly as they were, and
-// it runs where the source ran. It refuses, and plans nothing, when any
-// rule cannot keep its meaning.
+// it runs where the source ran. A file with a rule that cannot keep its
+// meaning is left out whole, and so, in turn, is any file whose
+// conversion depended on it being converted; the plan holds every other
+// file, and the error joins every Refusal found (nil when none), in the
+// order udevd reads the files.
 func PlanFix(in FixInput) ([]Change, error) {
 	fix := map[string]bool{}
 	for _, f := range in.Fix {
 		fix[f] = true
 	}
 	var files []*parsed
-	var refused []error
+	refused := map[string][]error{} // by file; a key with no error never is
+	seen := map[string]bool{}
+	refuse := func(err error) {
+		var r Refusal
+		if !errors.As(err, &r) {
+			return
+		}
+		if !seen[r.Error()] {
+			seen[r.Error()] = true
+			refused[r.File] = append(refused[r.File], r)
+		}
+	}
 	for _, path := range in.Read {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -92,16 +122,16 @@ func PlanFix(in FixInput) ([]Change, error) {
 			}
 			continue
 		}
-		p := &parsed{path: path, data: data, rules: rules}
+		p := &parsed{path: path, data: data, rules: rules, renamed: in.RenamedSchedulers}
 		if fix[path] {
 			p.conv = map[int]bool{}
 			for _, f := range audit(path, rules) {
 				if f.ViaRUN {
-					refused = append(refused, Refusal{File: path, Line: f.Line, Why: "a RUN program writes queue/" + f.Attr + ": only an ATTR{} write can be converted"})
+					refuse(Refusal{File: path, Line: f.Line, Why: "a RUN program writes queue/" + f.Attr + ": only an ATTR{} write can be converted"})
 					continue
 				}
 				if f.Device != "" {
-					refused = append(refused, Refusal{File: path, Line: f.Line, Why: "ATTR{[" + f.Device + "]...} writes another device's queue: no property of this event can carry it"})
+					refuse(Refusal{File: path, Line: f.Line, Why: "ATTR{[" + clip(f.Device) + "]...} writes another device's queue: no property of this event can carry it"})
 					continue
 				}
 				p.conv[f.Line] = true
@@ -114,32 +144,66 @@ func PlanFix(in FixInput) ([]Change, error) {
 		}
 		files = append(files, p)
 	}
-	if len(refused) > 0 {
-		return nil, errors.Join(refused...)
-	}
-	if err := crossCheck(files); err != nil {
-		return nil, err
-	}
+	// Leaving a file out turns its writes into unconverted ones, which
+	// may keep another file from converting: until nothing changes.
 	var plan []Change
-	for _, p := range files {
-		if p.conv == nil {
-			continue
+	for {
+		for _, p := range files {
+			if _, no := refused[p.path]; no {
+				p.conv = nil
+			}
 		}
-		c, err := planFile(p, in)
-		if err != nil {
-			var r Refusal
-			if errors.As(err, &r) {
-				refused = append(refused, err)
+		before := len(refused)
+		for _, err := range crossCheck(files) {
+			refuse(err)
+		}
+		plan = plan[:0]
+		for _, p := range files {
+			if p.conv == nil {
 				continue
 			}
-			return nil, err
+			if _, no := refused[p.path]; no {
+				continue
+			}
+			c, err := planFile(p, in)
+			var r Refusal
+			if errors.As(err, &r) {
+				refuse(err)
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			plan = append(plan, c)
 		}
-		plan = append(plan, c)
+		if len(refused) == before {
+			break
+		}
 	}
-	if len(refused) > 0 {
-		return nil, errors.Join(refused...)
+	var all []error
+	for _, p := range files {
+		errs := refused[p.path]
+		sort.SliceStable(errs, func(i, j int) bool { return errs[i].(Refusal).Line < errs[j].(Refusal).Line })
+		all = append(all, errs...)
 	}
-	return plan, nil
+	for _, c := range plan {
+		if _, no := refused[c.Source]; no {
+			return nil, fmt.Errorf("%s: planned and refused", c.Source)
+		}
+	}
+	return plan, errors.Join(all...)
+}
+
+// clipAt is the most of a value from a rules file a message quotes: a
+// 20 KiB line stays readable.
+const clipAt = 64
+
+// clip shortens s to clipAt bytes, saying so.
+func clip(s string) string {
+	if len(s) <= clipAt {
+		return s
+	}
+	return s[:clipAt] + fmt.Sprintf("...(%d bytes)", len(s))
 }
 
 // convertTunables converts the scheduler tunable writes change events
@@ -166,12 +230,13 @@ func convertTunables(p *parsed) {
 // (that write would now come first). RunRules only starts iosched, and
 // PolicyRules keeps a scheduler an earlier file set (MarkerProperty), so
 // their reads of queue/scheduler do not count.
-func crossCheck(files []*parsed) error {
+func crossCheck(files []*parsed) []error {
 	type loc struct {
 		file string
-		line int
+		rule rule
 	}
-	written := map[string]loc{}
+	written := map[string][]loc{}
+	var attrs []string // written's keys in the order first written
 	var refused []error
 	for _, p := range files {
 		base := filepath.Base(p.path)
@@ -183,20 +248,25 @@ func crossCheck(files []*parsed) error {
 				refused = append(refused, err)
 			}
 			for _, k := range r.keys {
-				for attr, w := range written {
+				for _, attr := range attrs {
 					if base == PolicyRules && attr == queueattr.Scheduler {
 						continue
 					}
-					if reads(k, attr) {
-						refused = append(refused, Refusal{File: w.file, Line: w.line, Why: fmt.Sprintf(
-							"%s:%d: %s reads queue/%s, which this rule writes: converted, iosched would write it only after all rules ran",
-							p.path, r.line, k.original, attr)})
-					}
-					if a, ok := queueWrite(k); ok && !p.conv[r.line] && (a == attr ||
-						attr == queueattr.Scheduler && strings.HasPrefix(a, queueattr.TunablePrefix)) {
-						refused = append(refused, Refusal{File: w.file, Line: w.line, Why: fmt.Sprintf(
-							"%s:%d writes queue/%s after it and is not converted (no change event reaches it, or its file is not fixed): converted, this rule's write would come after it rather than before",
-							p.path, r.line, a)})
+					for _, w := range written[attr] {
+						if disjoint(w.rule, r) {
+							continue // no device matches both
+						}
+						if reads(k, attr) {
+							refused = append(refused, Refusal{File: w.file, Line: w.rule.line, Why: fmt.Sprintf(
+								"%s:%d: %s reads queue/%s, which this rule writes: converted, iosched would write it only after all rules ran",
+								p.path, r.line, clip(k.original), attr)})
+						}
+						if a, ok := queueWrite(k); ok && !p.conv[r.line] && (a == attr ||
+							attr == queueattr.Scheduler && strings.HasPrefix(a, queueattr.TunablePrefix)) {
+							refused = append(refused, Refusal{File: w.file, Line: w.rule.line, Why: fmt.Sprintf(
+								"%s:%d writes queue/%s after it and is not converted (no change event reaches it, or its file is not fixed): converted, this rule's write would come after it rather than before",
+								p.path, r.line, a)})
+						}
 					}
 				}
 			}
@@ -206,13 +276,68 @@ func crossCheck(files []*parsed) error {
 			for _, k := range r.keys {
 				if attr, ok := queueWrite(k); ok {
 					if _, seen := written[attr]; !seen {
-						written[attr] = loc{p.path, r.line}
+						attrs = append(attrs, attr)
 					}
+					written[attr] = append(written[attr], loc{p.path, r})
 				}
 			}
 		}
 	}
-	return errors.Join(refused...)
+	return refused
+}
+
+// disjoint reports whether no device can match both rules: each has a
+// KERNEL== pattern, and no name matches both (kernelsDisjoint).
+func disjoint(a, b rule) bool {
+	for _, ka := range a.keys {
+		if ka.name != "KERNEL" || ka.op != "==" || ka.fold {
+			continue
+		}
+		for _, kb := range b.keys {
+			if kb.name == "KERNEL" && kb.op == "==" && !kb.fold && kernelsDisjoint(ka.value, kb.value) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// kernelsDisjoint reports whether no name matches both patterns, told
+// from the literal text each alternative starts with: "bcache*" and
+// "sd[a-z]" differ at their first byte. Anything it cannot tell is not
+// disjoint.
+func kernelsDisjoint(a, b string) bool {
+	if strings.ContainsAny(a+b, "$%\\") {
+		return false // substituted or escaped: known only at event time
+	}
+	for _, x := range strings.Split(a, "|") {
+		for _, y := range strings.Split(b, "|") {
+			if !altsDisjoint(x, y) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func altsDisjoint(x, y string) bool {
+	px, wx := literalPrefix(x)
+	py, wy := literalPrefix(y)
+	n := min(len(px), len(py))
+	if px[:n] != py[:n] {
+		return true
+	}
+	// One is a whole literal name shorter than the other's literal start.
+	return !wx && len(px) < len(py) || !wy && len(py) < len(px)
+}
+
+// literalPrefix is the text of a glob before its first wildcard, and
+// whether it has one.
+func literalPrefix(p string) (string, bool) {
+	if i := strings.IndexAny(p, "*?["); i >= 0 {
+		return p[:i], true
+	}
+	return p, false
 }
 
 // checkRule refuses a converted rule whose own keys keep it from
@@ -229,28 +354,47 @@ func checkRule(p *parsed, r rule) error {
 		if !known(attr) {
 			return Refusal{File: p.path, Line: r.line, Why: "iosched does not know queue/" + attr + ", so no property can carry it"}
 		}
+		if dropped(attr, k.value, p.renamed) {
+			continue
+		}
 		if err := checkValue(attr, schedValue(attr, k.value)); err != nil {
-			return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("iosched would reject %s: %v", k.original, err)}
+			return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("iosched would reject %s: %v", clip(k.original), err)}
 		}
 		if g := guard(r.keys, attr, k.value); g.other {
 			return Refusal{File: p.path, Line: r.line, Why: "a condition on the current queue/" + attr + " other than a compare-first guard: the rule depends on the value it changes"}
 		}
 		for _, o := range r.keys {
-			if o.name != "ATTR" && reads(o, attr) {
-				return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("%s reads queue/%s, which the same rule writes", o.original, attr)}
+			// Matches in the rule run before its own write, converted
+			// or not.
+			if o.name != "ATTR" && o.name != "TEST" && reads(o, attr) {
+				return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("%s reads queue/%s, which the same rule writes", clip(o.original), attr)}
 			}
 		}
 	}
 	return nil
 }
 
-// schedValue maps the scheduler name kernels dropped to the one they
-// have: "noop" is "none" since the multi-queue block layer.
+// schedValue maps a scheduler name kernels dropped with the
+// single-queue block layer to the one that took its place: "noop" meant
+// "none", "cfq" "bfq" (as elevator= reads them).
 func schedValue(attr, v string) string {
-	if attr == queueattr.Scheduler && v == "noop" {
+	if attr != queueattr.Scheduler {
+		return v
+	}
+	switch v {
+	case "noop":
 		return sched.None
+	case "cfq":
+		return "bfq"
 	}
 	return v
+}
+
+// dropped reports a scheduler write that fails on every kernel iosched
+// supports, so that the disk keeps its scheduler: converted to nothing,
+// which keeps that, unless renamed asks for what it meant.
+func dropped(attr, v string, renamed bool) bool {
+	return !renamed && schedValue(attr, v) != v
 }
 
 // reads reports whether key k reads queue/attr: a match on it, or a value
@@ -264,8 +408,26 @@ func reads(k key, attr string) bool {
 			return attr != queueattr.Scheduler || strings.ContainsAny(k.value, "*?[")
 		}
 	}
-	// TEST only asks whether the file exists, which no write changes.
+	if attr == queueattr.Scheduler && readsTunables(k) {
+		return true // the switch decides which tunables exist and their values
+	}
+	// TEST only asks whether the file exists, which no other write changes.
 	return k.name != "TEST" && namesAttr(k.value, attr)
+}
+
+// readsTunables reports whether k reads a scheduler tunable or asks
+// whether one exists: a match on ATTR{queue/iosched/...}, a TEST of
+// such a path, or a value that names one.
+func readsTunables(k key) bool {
+	if (k.name == "ATTR" || k.name == "ATTRS") && k.match() {
+		if a, dev, ok := queueAttr(k.attr); ok && dev == "" && strings.HasPrefix(a, queueattr.TunablePrefix) {
+			return true
+		}
+	}
+	if _, write := queueWrite(k); write {
+		return false
+	}
+	return strings.Contains(k.value, "queue/"+queueattr.TunablePrefix)
 }
 
 // checkValue checks a value the way iosched will when the property
@@ -338,6 +500,7 @@ func planFile(p *parsed, in FixInput) (Change, error) {
 func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 	var edits []edit
 	var notes []string
+	late := false // a converted rule sorts after RunRules
 	for _, r := range p.rules {
 		if !p.conv[r.line] {
 			continue
@@ -353,10 +516,14 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 			var text string
 			attr, write := queueWrite(k)
 			switch {
+			case write && dropped(attr, k.value, p.renamed):
+				notes = append(notes, fmt.Sprintf("%s:%d: %q: no kernel iosched supports has this scheduler, so the write fails today and the disk keeps its scheduler; dropped, which keeps that (--renamed-schedulers converts it to %q instead)",
+					p.path, r.line, clip(k.value), schedValue(attr, k.value)))
+				text = ""
 			case write:
 				text = propertyText(k, attr)
 				if v := schedValue(attr, k.value); v != k.value {
-					notes = append(notes, fmt.Sprintf("%s:%d: %q is %q on every kernel iosched supports", p.path, r.line, k.value, v))
+					notes = append(notes, fmt.Sprintf("%s:%d: %q converted to %q, what it meant (--renamed-schedulers)", p.path, r.line, k.value, v))
 				}
 				if t, ok := strings.CutPrefix(attr, queueattr.TunablePrefix); ok && !tunableKnown(t) {
 					if !kernelHasTunable(sys, t) {
@@ -374,7 +541,7 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 			}
 			s, e, ok := r.span(k)
 			if !ok {
-				return nil, nil, Refusal{File: p.path, Line: r.line, Why: k.original + " is split over a line continuation: convert it by hand"}
+				return nil, nil, Refusal{File: p.path, Line: r.line, Why: clip(k.original) + " is split over a line continuation: convert it by hand"}
 			}
 			if text == "" {
 				s, e = removal(p.data, s, e)
@@ -383,7 +550,8 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 		}
 		if afterRun && last >= 0 {
 			_, e, _ := r.span(r.keys[last])
-			edits = append(edits, edit{e, e, ", RUN+=\"" + runProgram + "\""})
+			edits = append(edits, edit{e, e, ", ENV{" + lateProperty + "}=\"1\""})
+			late = true
 		}
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
@@ -403,6 +571,19 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 		at = ed.end
 	}
 	b.Write(p.data[at:])
+	if late {
+		// One line for the file, whatever number of its rules
+		// converted, and one run for all such files: udevd runs each
+		// RUN+= it is given, the same program twice included.
+		text := b.String()
+		if n := len(text); n > 0 && !strings.ContainsRune("\n\r\x00", rune(text[n-1])) {
+			b.WriteByte('\n')
+		}
+		if strings.HasSuffix(strings.TrimRight(text, "\r\n\x00"), "\\") {
+			return nil, nil, Refusal{File: p.path, Why: "it ends in a line continuation, which would join the line that starts iosched after its rules"}
+		}
+		b.WriteString(lateRunLine)
+	}
 	data := []byte(b.String())
 	if _, err := parseRules(string(data)); err != nil {
 		return nil, nil, fmt.Errorf("converted %s: %w", p.path, err)

@@ -19,18 +19,26 @@ func TestPlanFixConvert(t *testing.T) {
 		name    string
 		file    string
 		tunable string // a tunable the fixture kernel has
+		renamed bool   // RenamedSchedulers
 		want    string // the converted text without head, or the refusal
 	}{
-		{"unknown tunable refused", "tunable-after.rules", "",
+		{"unknown tunable refused", "tunable-after.rules", "", false,
 			"SRC:6: not converted: queue/iosched/not_a_tunable: no disk of the running kernel has it (SYS/block/*/queue/iosched/not_a_tunable) and iosched's table does not know it"},
-		{"tunable the kernel has, noop as none", "tunable-after.rules", "not_a_tunable",
+		{"tunable the kernel has, noop dropped as its write fails today", "tunable-after.rules", "not_a_tunable", false,
+			"# A scheduler tunable in its own rule after the switch: converted too, so\n" +
+				"# that iosched writes it after the switch that resets it.\n" +
+				`ACTION=="add|change", KERNEL=="sd*", ENV{CLASS}="slow"` + "\n" +
+				`ACTION=="add|change", ENV{CLASS}=="slow"` + "\n" +
+				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_fifo_batch}="8"` + "\n" +
+				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_not_a_tunable}="1", ENV{IOSCHED_SETTINGS}="1"` + "\n"},
+		{"tunable the kernel has, noop as none when asked", "tunable-after.rules", "not_a_tunable", true,
 			"# A scheduler tunable in its own rule after the switch: converted too, so\n" +
 				"# that iosched writes it after the switch that resets it.\n" +
 				`ACTION=="add|change", KERNEL=="sd*", ENV{CLASS}="slow"` + "\n" +
 				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_SCHEDULER}="none", ENV{IOSCHED_SCHEDULER_SET}="1"` + "\n" +
 				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_fifo_batch}="8"` + "\n" +
 				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_not_a_tunable}="1", ENV{IOSCHED_SETTINGS}="1"` + "\n"},
-		{"continuation and a guard removed", "continuation.rules", "", ""},
+		{"continuation and a guard removed", "continuation.rules", "", false, ""},
 	}
 	for _, tt := range tests {
 		root := t.TempDir()
@@ -48,7 +56,7 @@ func TestPlanFixConvert(t *testing.T) {
 			}
 		}
 		copyTestdata(t, tt.file, src, 0o644)
-		plan, err := PlanFix(FixInput{Read: []string{src}, Fix: []string{src}, Target: etc, Sys: sys})
+		plan, err := PlanFix(FixInput{Read: []string{src}, Fix: []string{src}, Target: etc, Sys: sys, RenamedSchedulers: tt.renamed})
 		var got string
 		switch {
 		case err != nil:
@@ -75,6 +83,25 @@ func TestPlanFixConvert(t *testing.T) {
 	}
 }
 
+// TestChoiceGuard: the "disk has a choice" guard stays in the converted
+// rule, which keeps its meaning: no write changes whether a disk has one.
+func TestChoiceGuard(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "60-sched.rules")
+	rule := `ACTION=="add|change", KERNEL=="sd*", ATTR{queue/scheduler}!="none", ATTR{queue/scheduler}="mq-deadline"` + "\n"
+	if err := os.WriteFile(src, []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := PlanFix(FixInput{Read: []string{src}, Fix: []string{src}, Target: dir, Sys: dir})
+	if err != nil || len(plan) != 1 {
+		t.Fatalf("PlanFix = %d changes, %v; want 1", len(plan), err)
+	}
+	want := `ACTION=="add|change", KERNEL=="sd*", ATTR{queue/scheduler}!="none", ENV{IOSCHED_SCHEDULER}="mq-deadline", ENV{IOSCHED_SCHEDULER_SET}="1"` + "\n"
+	if got := strings.TrimPrefix(string(plan[0].Data), convertedHeader); got != want {
+		t.Errorf("converted:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 // TestCrossCheck: what a later file does with a converted attribute.
 func TestCrossCheck(t *testing.T) {
 	const src = `ACTION=="add|change", KERNEL=="sd*", ATTR{queue/scheduler}="bfq"` + "\n"
@@ -90,6 +117,17 @@ func TestCrossCheck(t *testing.T) {
 			`SRC:1: not converted: LATER:1: PROGRAM=="/bin/cat /sys/block/%k/queue/scheduler" reads queue/scheduler, which this rule writes: converted, iosched would write it only after all rules ran`},
 		{`ACTION=="add", ATTR{queue/iosched/slice_idle}="0"`,
 			`SRC:1: not converted: LATER:1 writes queue/iosched/slice_idle after it and is not converted (no change event reaches it, or its file is not fixed): converted, this rule's write would come after it rather than before`},
+		// A device cannot match both KERNEL patterns: the read is of
+		// another disk.
+		{`KERNEL=="bcache*", ATTR{queue/scheduler}=="*[[]bfq[]]*", ENV{SLOW}="1"`, ""},
+		{`KERNEL=="nvme*|vd*", ATTR{queue/scheduler}=="*[[]bfq[]]*", ENV{SLOW}="1"`, ""},
+		{`KERNEL=="s?a", ATTR{queue/scheduler}=="*[[]bfq[]]*", ENV{SLOW}="1"`,
+			`SRC:1: not converted: LATER:1: ATTR{queue/scheduler}=="*[[]bfq[]]*" reads queue/scheduler, which this rule writes: converted, iosched would write it only after all rules ran`},
+		// The switch decides which tunables exist and what they read.
+		{`TEST=="queue/iosched/slice_idle", ENV{IDLE}="1"`,
+			`SRC:1: not converted: LATER:1: TEST=="queue/iosched/slice_idle" reads queue/scheduler, which this rule writes: converted, iosched would write it only after all rules ran`},
+		{`ATTR{queue/iosched/slice_idle}=="0", ENV{IDLE}="1"`,
+			`SRC:1: not converted: LATER:1: ATTR{queue/iosched/slice_idle}=="0" reads queue/scheduler, which this rule writes: converted, iosched would write it only after all rules ran`},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()

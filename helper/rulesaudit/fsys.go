@@ -1,6 +1,8 @@
 package rulesaudit
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"syscall"
@@ -19,6 +21,9 @@ type FS interface {
 	// SymlinkTemp creates a new symlink to target in dir, owned by
 	// uid:gid, and returns its name.
 	SymlinkTemp(dir, target string, uid, gid int) (string, error)
+	// LinkTemp gives the file at name one more name, new, in dir, and
+	// returns it.
+	LinkTemp(dir, name string) (string, error)
 	Rename(from, to string) error
 	Remove(name string) error
 	SyncDir(dir string) error
@@ -43,11 +48,12 @@ func (osFS) WriteTemp(dir string, data []byte, mode fs.FileMode, uid, gid int) (
 	}
 	name := f.Name()
 	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
+	// The owner first: chown clears setuid and setgid.
 	if err == nil {
 		err = chownIfNeeded(f, uid, gid)
+	}
+	if err == nil {
+		err = f.Chmod(mode)
 	}
 	if err == nil {
 		err = f.Sync()
@@ -103,6 +109,23 @@ func (osFS) SymlinkTemp(dir, target string, uid, gid int) (string, error) {
 	return name, nil
 }
 
+func (osFS) LinkTemp(dir, name string) (string, error) {
+	// As SymlinkTemp: a name reserved, then freed for the link.
+	f, err := os.CreateTemp(dir, keepPattern)
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	f.Close()
+	if err := os.Remove(tmp); err != nil {
+		return "", err
+	}
+	if err := os.Link(name, tmp); err != nil {
+		return "", err
+	}
+	return tmp, nil
+}
+
 func (osFS) SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -118,6 +141,47 @@ func (osFS) SyncDir(dir string) error {
 // tempPattern names Fix's temporary files: hidden, so udevd never reads
 // one (it reads only *.rules, and no hidden name).
 const tempPattern = ".iosched-fix-*"
+
+// keepPattern names the extra name Fix gives a hard-linked file it
+// replaces, so that Undo puts that inode back under its name, every
+// other name of it still sharing it.
+const keepPattern = ".iosched-keep-*"
+
+// links returns how many names a file has.
+func links(fi fs.FileInfo) uint64 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 1
+	}
+	return uint64(st.Nlink)
+}
+
+// lockDir takes an exclusive flock on dir itself, waiting for any other
+// Fix or Undo on it: each reads the journal and writes it back, so two
+// at once would lose one's records. The directory, not a file in it:
+// nothing is left behind, and no lock file is removed under a waiter.
+// A missing dir has nothing to lock.
+func lockDir(dir string) (unlock func(), err error) {
+	d, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	for {
+		err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	// Closing the descriptor releases the lock.
+	return func() { d.Close() }, nil
+}
 
 // owner returns a file's uid and gid.
 func owner(fi fs.FileInfo) (int, int, bool) {

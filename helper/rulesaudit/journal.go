@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -88,9 +89,13 @@ type Manifest struct {
 type Written struct {
 	Path   string `json:"path"`
 	Source string `json:"source"`
-	SHA256 string `json:"sha256"` // of what Fix wrote
-	Temp   string `json:"temp"`   // the name it was written under before the rename
-	Prior  State  `json:"prior"`
+	// SourceSHA256 is the hash of the source as Fix read it, so that
+	// audit can tell when a package update changed it since.
+	SourceSHA256 string `json:"source_sha256,omitempty"`
+	SHA256       string `json:"sha256"`         // of what Fix wrote
+	Temp         string `json:"temp"`           // the name it was written under before the rename
+	Keep         string `json:"keep,omitempty"` // a hard-linked file's extra name: Undo renames it back
+	Prior        State  `json:"prior"`
 }
 
 func hash(data []byte) string {
@@ -180,10 +185,62 @@ func put(fsys FS, path string, s State) error {
 // (with what each path held before) is written next, and only then are
 // the files renamed into place. A failure undoes what was done; if that
 // fails too, the manifest stays and `iosched audit --undo` completes it.
+// It holds target's lock throughout, so concurrent runs take turns.
 func ApplyFix(target string, plan []Change) error { return applyFix(OS, target, plan) }
 
-func applyFix(fsys FS, target string, plan []Change) error {
+// CheckFix is what ApplyFix checks before it writes anything: a
+// Refusal when a path of plan is recorded by an earlier run or changed
+// since it was planned. `--fix --dry-run` runs it so that it exits as
+// `--fix` would.
+func CheckFix(target string, plan []Change) error {
+	unlock, err := lockDir(target)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = checkFix(OS, target, plan)
+	return err
+}
+
+func checkFix(fsys FS, target string, plan []Change) (Manifest, error) {
 	old, err := readManifest(fsys, target)
+	if err != nil {
+		return old, err
+	}
+	journal := filepath.Join(target, ManifestName)
+	recorded := map[string]Written{}
+	for _, w := range old.Files {
+		recorded[w.Path] = w
+	}
+	var refused []error
+	for _, c := range plan {
+		cur, err := stateOf(fsys, c.Path)
+		if err != nil {
+			return old, err
+		}
+		if w, ok := recorded[c.Path]; ok {
+			why := fmt.Sprintf("an earlier `iosched audit --fix` wrote it (recorded in %s): `iosched audit --undo` puts it back first", journal)
+			if cur.Kind != kindFile || hash(cur.Data) != w.SHA256 {
+				why = fmt.Sprintf("changed since an earlier `iosched audit --fix` wrote it (recorded in %s): "+
+					"`iosched audit --undo --forget %s` keeps it as it is now and drops the record, then --fix converts it again", journal, c.Path)
+			}
+			refused = append(refused, Refusal{File: c.Path, Why: why})
+			continue
+		}
+		if !cur.equal(c.Prior) {
+			refused = append(refused, Refusal{File: c.Path, Why: "changed since --fix read it"})
+		}
+	}
+	return old, errors.Join(refused...)
+}
+
+func applyFix(fsys FS, target string, plan []Change) error {
+	unlock, err := lockDir(target)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	old, err := checkFix(fsys, target, plan)
 	if err != nil {
 		return err
 	}
@@ -198,28 +255,14 @@ func applyFix(fsys FS, target string, plan []Change) error {
 		}
 		return syncDir(fsys, target)
 	}
-	recorded := map[string]bool{}
-	for _, w := range old.Files {
-		recorded[w.Path] = true
-	}
-	for _, c := range plan {
-		if recorded[c.Path] {
-			return fmt.Errorf("%s: an earlier `iosched audit --fix` wrote it and %s records it: run `iosched audit --undo` first",
-				c.Path, filepath.Join(target, ManifestName))
-		}
-		cur, err := stateOf(fsys, c.Path)
-		if err != nil {
-			return err
-		}
-		if !cur.equal(c.Prior) {
-			return fmt.Errorf("%s: changed since --fix read it: nothing written", c.Path)
-		}
-	}
 	// 1. The new files, under temporary names.
 	m := Manifest{Files: append([]Written(nil), old.Files...)}
 	removeTemps := func(ws []Written) {
 		for _, w := range ws {
 			fsys.Remove(w.Temp)
+			if w.Keep != "" {
+				fsys.Remove(w.Keep)
+			}
 		}
 	}
 	var fresh []Written
@@ -233,7 +276,19 @@ func applyFix(fsys FS, target string, plan []Change) error {
 			removeTemps(fresh)
 			return fmt.Errorf("write %s: %w: nothing changed", c.Path, err)
 		}
-		fresh = append(fresh, Written{Path: c.Path, Source: c.Source, SHA256: hash(c.Data), Temp: tmp, Prior: c.Prior})
+		w := Written{Path: c.Path, Source: c.Source, SourceSHA256: hash(c.Base), SHA256: hash(c.Data), Temp: tmp, Prior: c.Prior}
+		fresh = append(fresh, w)
+		if c.Prior.Kind == kindFile {
+			fi, err := fsys.Lstat(c.Path)
+			if err == nil && links(fi) > 1 {
+				w.Keep, err = fsys.LinkTemp(target, c.Path)
+			}
+			if err != nil {
+				removeTemps(fresh)
+				return fmt.Errorf("write %s: %w: nothing changed", c.Path, err)
+			}
+			fresh[len(fresh)-1] = w
+		}
 	}
 	// 2. The journal, before anything the user has is touched.
 	m.Files = append(m.Files, fresh...)
@@ -257,7 +312,7 @@ func applyFix(fsys FS, target string, plan []Change) error {
 		err = fmt.Errorf("write %s: %w", w.Path, err)
 		var failed []error
 		for _, d := range fresh[:i] {
-			if rerr := put(fsys, d.Path, d.Prior); rerr != nil {
+			if rerr := restore(fsys, d); rerr != nil {
 				failed = append(failed, rerr)
 			}
 		}
@@ -274,6 +329,46 @@ func applyFix(fsys FS, target string, plan []Change) error {
 		return fmt.Errorf("%w: every file put back as it was", err)
 	}
 	return nil
+}
+
+// restore puts w's prior state back at its path: the kept inode when
+// the file had other names, so that they share it again.
+func restore(fsys FS, w Written) error {
+	if w.Keep != "" {
+		if err := fsys.Rename(w.Keep, w.Path); err != nil {
+			return fmt.Errorf("write %s: %w", w.Path, err)
+		}
+		return nil
+	}
+	return put(fsys, w.Path, w.Prior)
+}
+
+// Stale lists, one line each, the converted copies in target whose
+// source in another directory (a vendor file in /usr/lib) changed or
+// went since --fix converted it: udevd reads the copy in its place, so
+// the update is ignored until the copy is converted again.
+func Stale(target string) ([]string, error) {
+	m, err := readManifest(OS, target)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, w := range m.Files {
+		if w.SourceSHA256 == "" || w.Source == w.Path {
+			continue
+		}
+		redo := fmt.Sprintf("`iosched audit --undo` then `iosched audit --fix` converts the new version (or, to keep the copy, `iosched audit --undo --forget %s`)", w.Path)
+		data, err := os.ReadFile(w.Source)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			out = append(out, fmt.Sprintf("%s: converted from %s, which is gone since: udevd reads the converted copy still; %s", w.Path, w.Source, redo))
+		case err != nil:
+			return out, fmt.Errorf("read %s: %w", w.Source, err)
+		case hash(data) != w.SourceSHA256:
+			out = append(out, fmt.Sprintf("%s: converted from %s, which changed since (a package update?): udevd reads the converted copy in its place, so the change is ignored; %s", w.Path, w.Source, redo))
+		}
+	}
+	return out, nil
 }
 
 // UndoResult is what Undo did with each file of the manifest.
@@ -293,6 +388,11 @@ func Undo(target string) (UndoResult, error) { return undo(OS, target) }
 
 func undo(fsys FS, target string) (UndoResult, error) {
 	var res UndoResult
+	unlock, err := lockDir(target)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
 	m, err := readManifest(fsys, target)
 	if err != nil {
 		return res, err
@@ -318,7 +418,10 @@ func undo(fsys FS, target string) (UndoResult, error) {
 		}
 		switch {
 		case cur.Kind == kindFile && hash(cur.Data) == w.SHA256:
-			if err := put(fsys, w.Path, w.Prior); err != nil {
+			if !keptLink(fsys, target, w) {
+				w.Keep = ""
+			}
+			if err := restore(fsys, w); err != nil {
 				return res, fmt.Errorf("undo: %w", err)
 			}
 			if w.Prior.Kind == kindAbsent {
@@ -331,12 +434,20 @@ func undo(fsys FS, target string) (UndoResult, error) {
 		case cur.Kind == kindAbsent:
 			res.Gone = append(res.Gone, w.Path)
 		default:
-			res.Kept = append(res.Kept, fmt.Sprintf("kept %s: changed since `iosched audit --fix` wrote it; its original stays recorded in %s",
-				w.Path, filepath.Join(target, ManifestName)))
+			res.Kept = append(res.Kept, fmt.Sprintf("kept %s: changed since `iosched audit --fix` wrote it; its original stays recorded in %s; "+
+				"`iosched audit --undo --forget %s` keeps it as it is and drops the record",
+				w.Path, filepath.Join(target, ManifestName), w.Path))
 			left = append(left, w)
+			continue
+		}
+		// Done with: a kept inode not renamed back is a stray name.
+		if keptLink(fsys, target, w) {
+			if err := fsys.Remove(w.Keep); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return res, fmt.Errorf("undo %s: remove %s: %w", w.Path, w.Keep, err)
+			}
 		}
 	}
-	temps, err := strayTemps(fsys, target)
+	temps, err := strayTemps(fsys, target, left)
 	if err != nil {
 		return res, err
 	}
@@ -355,10 +466,58 @@ func undo(fsys FS, target string) (UndoResult, error) {
 	return res, writeManifest(fsys, target, Manifest{Files: left})
 }
 
+// keptLink reports whether w's extra name of a hard-linked file is one
+// Fix made in target and is there.
+func keptLink(fsys FS, target string, w Written) bool {
+	if w.Keep == "" || !owned(target, w.Keep, "") || !strings.HasPrefix(filepath.Base(w.Keep), strings.TrimSuffix(keepPattern, "*")) {
+		return false
+	}
+	fi, err := fsys.Lstat(w.Keep)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// Forget drops target's record of path, leaving path as it is: the way
+// out for a file the user changed after --fix converted it, which Undo
+// keeps and a new Fix will not write over while it is recorded.
+func Forget(target, path string) error {
+	unlock, err := lockDir(target)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	m, err := readManifest(OS, target)
+	if err != nil {
+		return err
+	}
+	a, _ := filepath.Abs(path)
+	var left []Written
+	var dropped *Written
+	for i, w := range m.Files {
+		if wa, _ := filepath.Abs(w.Path); wa == a && dropped == nil {
+			dropped = &m.Files[i]
+			continue
+		}
+		left = append(left, w)
+	}
+	if dropped == nil {
+		return fmt.Errorf("forget %s: %s has no record of it", path, filepath.Join(target, ManifestName))
+	}
+	if err := writeManifest(OS, target, Manifest{Files: left}); err != nil {
+		return err
+	}
+	if keptLink(OS, target, *dropped) {
+		if err := OS.Remove(dropped.Keep); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("forget %s: remove %s: %w", path, dropped.Keep, err)
+		}
+	}
+	return nil
+}
+
 // strayTemps lists the temporary files of Fix in target (its pattern,
-// a file or link): an interrupted Fix may leave them before its
-// manifest names them. udevd never reads them.
-func strayTemps(fsys FS, target string) ([]string, error) {
+// a file or link) and the extra names of hard-linked files no record
+// of left keeps: an interrupted Fix may leave them before its manifest
+// names them. udevd never reads them.
+func strayTemps(fsys FS, target string, left []Written) ([]string, error) {
 	ents, err := fsys.ReadDir(target)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -366,10 +525,17 @@ func strayTemps(fsys FS, target string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("undo: list %s: %w", target, err)
 	}
+	keep := map[string]bool{}
+	for _, w := range left {
+		keep[filepath.Base(w.Keep)] = true
+	}
 	var out []string
-	prefix := strings.TrimSuffix(tempPattern, "*")
 	for _, e := range ents {
-		n, ok := strings.CutPrefix(e.Name(), prefix)
+		n, ok := strings.CutPrefix(e.Name(), strings.TrimSuffix(tempPattern, "*"))
+		if !ok {
+			n, ok = strings.CutPrefix(e.Name(), strings.TrimSuffix(keepPattern, "*"))
+			ok = ok && !keep[e.Name()]
+		}
 		if !ok || n == "" || strings.Trim(n, "0123456789") != "" || !(e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0) {
 			continue
 		}

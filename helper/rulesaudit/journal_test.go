@@ -240,7 +240,8 @@ func TestUndo(t *testing.T) {
 		Restored: []string{filepath.Join(etc, "65-suse.rules")},
 		Gone:     []string{filepath.Join(etc, "10-old.rules")},
 		Kept: []string{
-			"kept " + edited + ": changed since `iosched audit --fix` wrote it; its original stays recorded in " + filepath.Join(etc, ManifestName),
+			"kept " + edited + ": changed since `iosched audit --fix` wrote it; its original stays recorded in " + filepath.Join(etc, ManifestName) +
+				"; `iosched audit --undo --forget " + edited + "` keeps it as it is and drops the record",
 			fmt.Sprintf("kept the record of %q: not a rules file of %s, so not touched", victim, etc),
 		},
 	}
@@ -303,4 +304,11 @@ func TestUndoFailsAtEveryStep(t *testing.T) {
 			t.Errorf("undo failed at step %d, then completed (-want +got):\n%s", n, diff)
 		}
 	}
+}
+
+func (f *faultFS) LinkTemp(dir, name string) (string, error) {
+	if err := f.step("link temp"); err != nil {
+		return "", err
+	}
+	return f.FS.LinkTemp(dir, name)
 }

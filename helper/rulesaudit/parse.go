@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxLine is systemd's UDEV_LINE_SIZE: udevd reads a rules file with
@@ -243,8 +244,60 @@ func parseRule(s string) ([]key, error) {
 		k.original = rest[:len(rest)-len(s)+n]
 		k.end = k.start + len(k.original)
 		s = s[n:]
+		if err := checkKey(k); err != nil {
+			// udevd drops the whole line (udev-rules.c, rule_add_line).
+			return nil, fmt.Errorf("%s: %w", k.original, err)
+		}
 		keys = append(keys, k)
 	}
+}
+
+// Keys as udevd's parse_token() (udev-rules.c, v252 to v262) takes them:
+// a key it does not know, in any other case, drops the line.
+var (
+	matchOnly  = set("ACTION", "DEVPATH", "KERNEL", "CONST", "SUBSYSTEM", "DRIVER", "KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS", "TEST", "RESULT")
+	assignOnly = set("OPTIONS", "OWNER", "GROUP", "MODE", "SECLABEL", "RUN", "GOTO", "LABEL")
+	noRemove   = set("NAME", "ENV", "ATTR", "SYSCTL", "PROGRAM", "IMPORT", "OPTIONS", "OWNER", "GROUP", "MODE", "SECLABEL", "RUN")
+	otherKeys  = set("SYMLINK", "NAME", "ENV", "TAG", "ATTR", "SYSCTL", "PROGRAM", "IMPORT")
+	// ENV{} names udevd will not set (device_property_can_set).
+	fixedProperties = set("ACTION", "DEVLINKS", "DEVNAME", "DEVPATH", "DEVTYPE", "DRIVER", "IFINDEX", "MAJOR", "MINOR", "SEQNUM", "SUBSYSTEM", "TAGS")
+)
+
+func set(names ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// checkKey is the error for which udevd rejects k, or nil.
+func checkKey(k key) error {
+	switch {
+	case !matchOnly[k.name] && !assignOnly[k.name] && !otherKeys[k.name]:
+		return fmt.Errorf("unknown key %q", k.name)
+	case k.fold && !k.match():
+		return fmt.Errorf("the i prefix goes only with == or !=")
+	case matchOnly[k.name] && !k.match():
+		return fmt.Errorf("%s takes only == or !=", k.name)
+	case assignOnly[k.name] && k.match():
+		return fmt.Errorf("%s takes no == or !=", k.name)
+	case noRemove[k.name] && k.op == "-=":
+		return fmt.Errorf("%s takes no -=", k.name)
+	case (k.name == "GOTO" || k.name == "LABEL") && k.op != "=":
+		return fmt.Errorf("%s takes only =", k.name)
+	case k.name == "ENV" && k.attr == "":
+		return fmt.Errorf("ENV needs a {name}")
+	case k.name == "ENV" && !k.match() && fixedProperties[k.attr]:
+		return fmt.Errorf("ENV{%s} cannot be set", k.attr)
+	case k.fold && (k.name == "TEST" || k.name == "PROGRAM" || k.name == "IMPORT"):
+		return fmt.Errorf("%s takes no i prefix", k.name)
+	case k.name == "TEST" && k.attr != "":
+		if m, err := strconv.ParseUint(k.attr, 8, 32); err != nil || m > 0o7777 {
+			return fmt.Errorf("TEST{%s}: not a file mode", k.attr)
+		}
+	}
+	return nil
 }
 
 // parseValue reads a quoted value with udev's optional prefixes
@@ -294,7 +347,8 @@ func parseValue(s string) (string, int, bool, error) {
 }
 
 // unescapeC undoes the C escapes of an e"..." value (systemd's
-// cunescape): \a \b \f \n \r \t \v \\ \" \' \xHH and \OOO octal.
+// cunescape): \a \b \f \n \r \t \v \s \\ \" \' \xHH, \OOO octal and
+// \uHHHH, \UHHHHHHHH code points.
 func unescapeC(s string) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -323,6 +377,23 @@ func unescapeC(s string) (string, error) {
 			b.WriteByte('\v')
 		case '\\', '"', '\'':
 			b.WriteByte(c)
+		case 's':
+			b.WriteByte(' ')
+		case 'u', 'U':
+			// A code point, 4 or 8 hex digits, in UTF-8 (cunescape_one).
+			n := 4
+			if c == 'U' {
+				n = 8
+			}
+			if i+n >= len(s) {
+				return "", fmt.Errorf("short \\%c escape", c)
+			}
+			r, err := strconv.ParseUint(s[i+1:i+1+n], 16, 32)
+			if err != nil || r == 0 || !utf8.ValidRune(rune(r)) {
+				return "", fmt.Errorf("bad \\%c escape %q", c, s[i-1:i+1+n])
+			}
+			b.WriteRune(rune(r))
+			i += n
 		case 'x':
 			if i+2 >= len(s) {
 				return "", fmt.Errorf("short \\x escape")

@@ -248,11 +248,27 @@ func audit(name string, rules []rule) []Finding { return auditAction(name, rules
 func auditAction(name string, rules []rule, action string) []Finding {
 	var found []Finding
 	for i, ok := range reachable(rules, action) {
-		if ok && onAction(rules[i].keys, action) {
+		if ok && onAction(rules[i].keys, action) && !partitionsOnly(rules[i].keys) {
 			found = append(found, writes(name, rules[i])...)
 		}
 	}
 	return found
+}
+
+// partitionsOnly reports a rule only a partition's event matches
+// (ENV{DEVTYPE}=="partition", or !="disk"): a partition has no queue/,
+// so its writes there fail and change nothing.
+func partitionsOnly(keys []key) bool {
+	for _, k := range keys {
+		if k.name != "ENV" || k.attr != "DEVTYPE" || !k.match() {
+			continue
+		}
+		disk, part := globMatch(k.value, "disk", k.fold), globMatch(k.value, "partition", k.fold)
+		if k.op == "==" && part && !disk || k.op == "!=" && disk && !part {
+			return true
+		}
+	}
+	return false
 }
 
 // addOnly returns the writes an add event performs and a change event
@@ -349,7 +365,7 @@ func surelyJumps(keys []key) bool {
 
 // queueAttr splits an ATTR{} name into the queue attribute it names
 // and the device of the [SUBSYSTEM/KERNEL] form ("" for the event's
-// own). Doubled slashes are one, as in the kernel's path lookup.
+// own), as the kernel's path lookup resolves it.
 func queueAttr(name string) (attr, dev string, ok bool) {
 	if strings.HasPrefix(name, "[") {
 		j := strings.IndexByte(name, ']')
@@ -358,11 +374,18 @@ func queueAttr(name string) (attr, dev string, ok bool) {
 		}
 		dev, name = name[1:j], name[j+1:]
 	}
-	for strings.Contains(name, "//") {
-		name = strings.ReplaceAll(name, "//", "/")
+	// Empty and "." components are nothing to the kernel's path lookup
+	// ("./queue/scheduler", "queue/./scheduler"); ".." is left alone.
+	var parts []string
+	for _, c := range strings.Split(name, "/") {
+		if c != "" && c != "." {
+			parts = append(parts, c)
+		}
 	}
-	attr, ok = strings.CutPrefix(strings.TrimPrefix(name, "/"), "queue/")
-	return attr, dev, ok && attr != ""
+	if len(parts) < 2 || parts[0] != "queue" {
+		return "", dev, false
+	}
+	return strings.Join(parts[1:], "/"), dev, true
 }
 
 // queueWrite returns the attribute an ATTR{queue/...}= key writes on the
@@ -492,10 +515,14 @@ func guard(keys []key, attr, value string) guardResult {
 			holds = holds || globMatch(k.value, v, k.fold)
 		}
 		switch {
-		case k.op == "!=" && holds, k.op == "==" && !holds:
-			g.stops = true
 		case k.op == "!=" && attr == queueattr.Scheduler && globMatch(k.value, value, k.fold):
 			g.never = k.original
+		case attr == queueattr.Scheduler && !strings.ContainsAny(k.value, "*?["):
+			// A whole line with no "[": only a disk with no choice
+			// ("none") has it, and no write changes that. The guard
+			// stays where it is and keeps its meaning.
+		case k.op == "!=" && holds, k.op == "==" && !holds:
+			g.stops = true
 		default:
 			g.other = true
 		}

@@ -18,7 +18,8 @@ func FuzzTuned(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, conf, path string) {
 		lines := strings.Split(conf, "\n")
-		for _, w := range tunedWriters("tuned.conf", lines, "p") {
+		for _, tw := range tunedWriters("tuned.conf", lines, "p") {
+			w := tw.w
 			if w.Line < 1 || w.Line > len(lines) {
 				t.Fatalf("writer at line %d of %d", w.Line, len(lines))
 			}

@@ -39,6 +39,9 @@ type Writer struct {
 	Attr  string // queue attribute, e.g. "scheduler", "read_ahead_kb"
 	Value string
 	Note  string // e.g. the active tuned profile, the rule that runs the program
+	// Conditional says when a write that compares first happens (tuned's
+	// ">" and "<" values); "" for a write on every start.
+	Conditional string
 }
 
 // Advice says what to do with w: the udev property that replaces it.
@@ -64,7 +67,11 @@ func (w Writer) String() string {
 	if w.Value == "" {
 		what = "queue/" + w.Attr
 	}
-	s := fmt.Sprintf("%s:%d: %s writes %s on %s at boot, without comparing first", w.File, w.Line, w.Kind, what, disk)
+	how := "without comparing first"
+	if w.Conditional != "" {
+		how = w.Conditional
+	}
+	s := fmt.Sprintf("%s:%d: %s writes %s on %s at boot, %s", w.File, w.Line, w.Kind, what, disk, how)
 	if w.Note != "" {
 		s += " (" + w.Note + ")"
 	}
@@ -180,7 +187,7 @@ func findTmpfiles(root string) ([]Writer, error) {
 		lines, err := readLines(root, f)
 		errs = append(errs, err)
 		for i, l := range lines {
-			fields := strings.Fields(l)
+			fields, arg := tmpfilesFields(l)
 			if len(fields) < 2 || strings.HasPrefix(fields[0], "#") {
 				continue
 			}
@@ -192,14 +199,61 @@ func findTmpfiles(root string) ([]Writer, error) {
 			if !ok {
 				continue
 			}
-			value := ""
-			if len(fields) >= 7 {
-				value = strings.Join(fields[6:], " ")
-			}
-			out = append(out, Writer{Kind: Tmpfiles, File: f, Line: i + 1, Disk: disk, Attr: attr, Value: value})
+			out = append(out, Writer{Kind: Tmpfiles, File: f, Line: i + 1, Disk: disk, Attr: attr, Value: arg})
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// tmpfilesFields splits a tmpfiles.d line as systemd-tmpfiles does: six
+// fields, each unquoted ("..." or '...') with C escapes, then the
+// argument, the rest of the line after the whitespace before it.
+func tmpfilesFields(l string) ([]string, string) {
+	var fields []string
+	i := 0
+	for len(fields) < 6 {
+		for i < len(l) && (l[i] == ' ' || l[i] == '\t') {
+			i++
+		}
+		if i >= len(l) {
+			return fields, ""
+		}
+		var b strings.Builder
+		var quote byte
+		for ; i < len(l); i++ {
+			c := l[i]
+			switch {
+			case quote == 0 && (c == ' ' || c == '\t'):
+				goto done
+			case c == '\\' && i+1 < len(l):
+				i++
+				b.WriteByte(unescape(l[i]))
+			case quote == 0 && (c == '"' || c == '\''):
+				quote = c
+			case c == quote:
+				quote = 0
+			default:
+				b.WriteByte(c)
+			}
+		}
+	done:
+		fields = append(fields, b.String())
+	}
+	for i < len(l) && (l[i] == ' ' || l[i] == '\t') {
+		i++
+	}
+	return fields, l[i:]
+}
+
+// unescape is the byte a C escape \c stands for; others stand for c.
+func unescape(c byte) byte {
+	switch c {
+	case 'n':
+		return '\n'
+	case 't':
+		return '\t'
+	}
+	return c
 }
 
 // findSysfsutils: "block/DISK/queue/ATTR = VALUE" lines of /etc/sysfs.conf
@@ -241,59 +295,96 @@ func tunedKey(attr string) string {
 	return "readahead="
 }
 
-// findTuned: [disk] sections (or any section with type=disk) setting
-// elevator= or readahead= in tuned profiles (tuned.conf(5)); the active
-// profile (/etc/tuned/active_profile) is named.
+// tunedDirs are where tuned looks for a profile, first found wins.
+var tunedDirs = []string{"/etc/tuned/profiles", "/etc/tuned", "/usr/lib/tuned/profiles", "/usr/lib/tuned"}
+
+// findTuned: the elevator= and readahead= of [disk] sections (or any
+// section with type=disk) of the profiles tuned applies: those named in
+// /etc/tuned/active_profile and, before each, the include= chain of its
+// [main] section, a later profile's option replacing an earlier one's
+// (tuned.conf(5)). No active_profile: tuned applies none.
 func findTuned(root string) ([]Writer, error) {
-	var out []Writer
+	lines, err := readLines(root, "/etc/tuned/active_profile")
+	if err != nil {
+		return nil, err
+	}
+	var active []string
+	for _, l := range lines {
+		active = append(active, strings.Fields(l)...)
+	}
 	var errs []error
-	active := map[string]bool{}
-	if lines, err := readLines(root, "/etc/tuned/active_profile"); err != nil {
-		errs = append(errs, err)
-	} else {
-		for _, l := range lines {
-			for _, p := range strings.Fields(l) {
-				active[p] = true
+	merged := map[string]int{} // section/attr: index in out
+	var out []Writer
+	loaded := map[string]bool{}
+	var load func(name, note string, depth int)
+	load = func(name, note string, depth int) {
+		if loaded[name] || depth > 32 {
+			return
+		}
+		loaded[name] = true
+		conf := ""
+		for _, d := range tunedDirs {
+			c := filepath.Join(d, name, "tuned.conf")
+			if _, err := os.Stat(filepath.Join(root, c)); err == nil {
+				conf = c
+				break
 			}
+		}
+		if conf == "" {
+			errs = append(errs, fmt.Errorf("tuned profile %q: no %s in %s", name, filepath.Join(name, "tuned.conf"), strings.Join(tunedDirs, ", ")))
+			return
+		}
+		lines, err := readLines(root, conf)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		for _, inc := range tunedIncludes(lines) {
+			load(inc, "profile "+inc+", included by "+name, depth+1)
+		}
+		for _, tw := range tunedWriters(conf, lines, note) {
+			k := tw.sect + "/" + tw.w.Attr
+			if i, ok := merged[k]; ok {
+				out[i] = tw.w
+				continue
+			}
+			merged[k] = len(out)
+			out = append(out, tw.w)
 		}
 	}
-	seen := map[string]bool{}
-	for _, d := range []string{"/etc/tuned/profiles", "/etc/tuned", "/usr/lib/tuned/profiles", "/usr/lib/tuned"} {
-		ents, err := os.ReadDir(filepath.Join(root, d))
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			name := e.Name()
-			conf := filepath.Join(d, name, "tuned.conf")
-			if seen[name] || !e.IsDir() {
-				continue
-			}
-			if _, err := os.Stat(filepath.Join(root, conf)); err != nil {
-				continue
-			}
-			seen[name] = true // a profile in /etc replaces the one in /usr/lib
-			lines, err := readLines(root, conf)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			note := "profile " + name
-			if active[name] {
-				note = "the active profile, " + name
-			}
-			out = append(out, tunedWriters(conf, lines, note)...)
-		}
+	for _, name := range active {
+		load(name, "the active profile, "+name, 0)
 	}
 	return out, errors.Join(errs...)
 }
 
-func tunedWriters(conf string, lines []string, note string) []Writer {
-	type pending struct {
-		w    Writer
-		sect string
+// tunedIncludes is the include= of a profile's [main] section: names
+// separated by commas or spaces.
+func tunedIncludes(lines []string) []string {
+	sect := ""
+	var out []string
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "[") && strings.HasSuffix(l, "]") {
+			sect = l[1 : len(l)-1]
+			continue
+		}
+		k, v, ok := strings.Cut(l, "=")
+		if ok && sect == "main" && strings.TrimSpace(k) == "include" {
+			out = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+		}
 	}
-	var out []Writer
+	return out
+}
+
+type tunedWrite struct {
+	w    Writer
+	sect string
+}
+
+func tunedWriters(conf string, lines []string, note string) []tunedWrite {
+	type pending = tunedWrite
+	var out []tunedWrite
 	var ws []pending
 	isDisk := map[string]bool{}
 	devices := map[string]string{}
@@ -329,21 +420,40 @@ func tunedWriters(conf string, lines []string, note string) []Writer {
 	for _, p := range ws {
 		if isDisk[p.sect] {
 			p.w.Disk = devices[p.sect]
-			out = append(out, p.w)
+			// tuned's ">" and "<" write only when the value would
+			// rise or fall (plugins/base.py, assignment modifiers).
+			switch {
+			case strings.HasPrefix(p.w.Value, ">"):
+				p.w.Conditional = "only when the current value is lower (tuned compares first)"
+			case strings.HasPrefix(p.w.Value, "<"):
+				p.w.Conditional = "only when the current value is higher (tuned compares first)"
+			}
+			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// findTLP: DISK_IOSCHED in /etc/tlp.conf, /etc/tlp.d/*.conf and the
-// older /etc/default/tlp; the disks are DISK_DEVICES' (tlp(8)). A list
-// of only "keep" writes nothing.
+// findTLP: DISK_IOSCHED as TLP reads it (tlp(8)): /etc/tlp.d/*.conf in
+// order, then /etc/tlp.conf, which overrides them (the older
+// /etc/default/tlp when neither exists), the last assignment of each
+// variable winning; its entries pair with DISK_DEVICES' by position
+// (default "nvme0n1 sda"), so a disk with no entry, or "keep", gets no
+// write.
 func findTLP(root string) ([]Writer, error) {
 	d, err := confFiles(root, []string{"/etc/tlp.d"}, ".conf")
-	files := append([]string{"/etc/default/tlp", "/etc/tlp.conf"}, d...)
+	files := append(d, "/etc/tlp.conf")
+	if _, serr := os.Stat(filepath.Join(root, "/etc/tlp.conf")); serr != nil && len(d) == 0 {
+		files = []string{"/etc/default/tlp"}
+	}
 	errs := []error{err}
-	var out []Writer
-	devices := ""
+	type setting struct {
+		file  string
+		line  int
+		value string
+	}
+	var devices, iosched setting
+	devices.value = "nvme0n1 sda" // TLP's default DISK_DEVICES
 	for _, f := range files {
 		lines, err := readLines(root, f)
 		errs = append(errs, err)
@@ -356,23 +466,19 @@ func findTLP(root string) ([]Writer, error) {
 			v = strings.Trim(strings.TrimSpace(v), `"'`)
 			switch strings.TrimSpace(k) {
 			case "DISK_DEVICES":
-				devices = v
+				devices = setting{f, i + 1, v}
 			case "DISK_IOSCHED":
-				keepOnly := true
-				for _, s := range strings.Fields(v) {
-					keepOnly = keepOnly && s == "keep"
-				}
-				if !keepOnly {
-					out = append(out, Writer{Kind: TLP, File: f, Line: i + 1, Attr: queueattr.Scheduler, Value: v})
-				}
+				iosched = setting{f, i + 1, v}
 			}
 		}
 	}
-	if devices == "" {
-		devices = "nvme0n1 sda" // TLP's default DISK_DEVICES
-	}
-	for i := range out {
-		out[i].Disk = devices
+	var out []Writer
+	scheds := strings.Fields(iosched.value)
+	for i, dev := range strings.Fields(devices.value) {
+		if i >= len(scheds) || scheds[i] == "keep" {
+			continue
+		}
+		out = append(out, Writer{Kind: TLP, File: iosched.file, Line: iosched.line, Disk: dev, Attr: queueattr.Scheduler, Value: scheds[i]})
 	}
 	return out, errors.Join(errs...)
 }

@@ -46,23 +46,32 @@ func cmdAudit(e env, args []string) error {
 	fix := fs.Bool("fix", false, "write the converted rules to the first rules directory")
 	dry := fs.Bool("dry-run", false, "with --fix: print the files it would write as a unified diff")
 	undo := fs.Bool("undo", false, "put back what --fix changed, unless changed since")
+	renamed := fs.Bool("renamed-schedulers", false, `with --fix: convert "noop" and "cfq", whose writes fail today, to "none" and "bfq" rather than drop them`)
+	forget := fs.Bool("forget", false, "with --undo: drop the journal's record of each named file, keeping the file as it is")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	switch {
-	case *undo && (*fix || *dry || len(pos) > 0):
-		return usagef("audit --undo takes no other flag or argument")
+	case *forget && (!*undo || len(pos) == 0):
+		return usagef("audit --forget goes with --undo and one or more files")
+	case *undo && (*fix || *dry || len(pos) > 0 && !*forget):
+		return usagef("audit --undo takes no other flag or argument but --forget FILE...")
 	case *dry && !*fix:
 		return usagef("audit --dry-run goes with --fix")
+	case *renamed && !*fix:
+		return usagef("audit --renamed-schedulers goes with --fix")
 	case (*fix || *undo) && len(e.rulesDirs) == 0:
 		return usagef("audit: no rules directory to write to")
 	}
 	out := bufio.NewWriter(e.stdout)
-	if *undo {
+	switch {
+	case *forget:
+		err = auditForget(e, out, pos)
+	case *undo:
 		err = auditUndo(e, out)
-	} else {
-		err = auditRun(e, out, pos, *fix, *dry)
+	default:
+		err = auditRun(e, out, pos, fixOptions{fix: *fix, dry: *dry, renamed: *renamed})
 	}
 	if ferr := out.Flush(); ferr != nil {
 		return fmt.Errorf("audit: write output: %w", ferr)
@@ -73,7 +82,7 @@ func cmdAudit(e env, args []string) error {
 // auditRun audits the rules of paths (the system's rules directories
 // when there are none) and, with fix, converts them: only files udevd
 // reads, as it resolves them, are ever fixed.
-func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
+func auditRun(e env, out io.Writer, paths []string, opt fixOptions) error {
 	var files, read []string
 	var skipped []error
 	system := rulesaudit.List(e.rulesDirs)
@@ -115,13 +124,13 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 		addOnly = append(addOnly, ao...)
 		policy = policy || filepath.Base(f) == rulesaudit.PolicyRules
 	}
-	if fix {
+	if opt.fix {
 		fixable, notRead := udevdReads(readable, system.Files, e.rulesDirs)
 		skipped = append(skipped, notRead...)
 		for _, err := range skipped {
 			fmt.Fprintf(e.stderr, "iosched: %v\n", err)
 		}
-		err := auditFix(e, out, system.Files, fixable, dry)
+		err := auditFix(e, out, system.Files, fixable, opt)
 		if err == nil && len(skipped) > 0 {
 			return errFound{status: exitUsage}
 		}
@@ -143,8 +152,24 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 			fmt.Fprintf(e.stderr, "iosched: %v\n", err)
 		}
 	}
+	blind := 0 // writes that do not compare first
 	for _, w := range others {
 		fmt.Fprintln(out, w)
+		if w.Conditional == "" {
+			blind++
+		}
+	}
+	var stale []string
+	if len(paths) == 0 && len(e.rulesDirs) > 0 {
+		var err error
+		stale, err = rulesaudit.Stale(e.rulesDirs[0])
+		if err != nil {
+			skipped = append(skipped, err)
+			fmt.Fprintf(e.stderr, "iosched: %v\n", err)
+		}
+		for _, s := range stale {
+			fmt.Fprintln(out, s)
+		}
 	}
 	conflicts := 0
 	for _, f := range addOnly {
@@ -165,20 +190,26 @@ func auditRun(e env, out io.Writer, paths []string, fix, dry bool) error {
 		fmt.Fprintf(out, "no rule writes a freezing queue attribute on change events (%d file(s) read from %s)\n",
 			len(readable), where)
 	}
-	if len(others) > 0 {
-		fmt.Fprintf(out, "%d write(s) of queue attributes at boot outside udev's rules, none comparing first\n", len(others))
+	if blind > 0 {
+		fmt.Fprintf(out, "%d write(s) of queue attributes at boot outside udev's rules, none comparing first\n", blind)
 	}
 	if conflicts > 0 {
 		fmt.Fprintf(out, "%d add-only scheduler write(s) fight iosched's policy at every boot\n", conflicts)
 	}
+	if len(stale) > 0 {
+		fmt.Fprintf(out, "%d converted cop(y/ies) of a file changed since --fix\n", len(stale))
+	}
 	switch {
 	case len(skipped) > 0:
 		return errFound{n: len(found), status: exitUsage}
-	case len(found)+conflicts+len(others) > 0:
-		return errFound{n: len(found) + conflicts + len(others)}
+	case len(found)+conflicts+blind+len(stale) > 0:
+		return errFound{n: len(found) + conflicts + blind + len(stale)}
 	}
 	return nil
 }
+
+// fixOptions are audit's --fix, --dry-run and --renamed-schedulers.
+type fixOptions struct{ fix, dry, renamed bool }
 
 // udevdReads splits files into those udevd reads (one of system, the
 // files List found in the rules directories, by absolute path) and an
@@ -222,7 +253,8 @@ func inDirs(f string, dirs []string) bool {
 
 // auditFix writes (or with dry, shows) the files that convert the rules
 // of fixable, in place; system is every file udevd reads, in its order.
-func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
+func auditFix(e env, out io.Writer, system, fixable []string, opt fixOptions) error {
+	dry := opt.dry
 	target := e.rulesDirs[0]
 	abs := make([]string, len(system))
 	for i, f := range system {
@@ -234,12 +266,21 @@ func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
 	}
 	// A named file udevd reads that is not among the system's (a
 	// directory given twice) is read in its own place.
-	plan, err := rulesaudit.PlanFix(rulesaudit.FixInput{Read: abs, Fix: fixable, Target: target, Sys: string(e.sys)})
-	var r rulesaudit.Refusal
-	if errors.As(err, &r) {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(e.stderr, "iosched: %s\n", line)
-		}
+	plan, err := rulesaudit.PlanFix(rulesaudit.FixInput{Read: abs, Fix: fixable, Target: target, Sys: string(e.sys), RenamedSchedulers: opt.renamed})
+	var notConverted error // the refusals: the files they name stay as they are
+	if refusedFiles(err) > 0 {
+		notConverted, err = err, nil
+	}
+	if err == nil && dry {
+		// What ApplyFix checks first, so that the dry run exits as
+		// --fix would.
+		err = rulesaudit.CheckFix(target, plan)
+	}
+	if err == nil && len(plan) == 0 {
+		err = notConverted
+	}
+	if refusedFiles(err) > 0 {
+		printRefused(e, errors.Join(notConverted, err))
 		fmt.Fprintln(e.stderr, "iosched: audit --fix: nothing written")
 		return errFound{status: exitUsage}
 	}
@@ -259,9 +300,14 @@ func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
 		for _, c := range plan {
 			fmt.Fprint(out, rulesaudit.Diff(c.Source, c.Path, string(c.Base), string(c.Data)))
 		}
-		return nil
+		return partly(e, notConverted, len(plan), "would convert")
 	}
 	if err := rulesaudit.ApplyFix(target, plan); err != nil {
+		if refusedFiles(err) > 0 {
+			printRefused(e, errors.Join(notConverted, err))
+			fmt.Fprintln(e.stderr, "iosched: audit --fix: nothing written")
+			return errFound{status: exitUsage}
+		}
 		return fmt.Errorf("audit --fix: %w", err)
 	}
 	for _, c := range plan {
@@ -273,6 +319,63 @@ func auditFix(e env, out io.Writer, system, fixable []string, dry bool) error {
 	}
 	fmt.Fprintf(out, "recorded in %s; `iosched audit --undo` puts back what was there\n", filepath.Join(target, rulesaudit.ManifestName))
 	fmt.Fprintln(out, "apply with: udevadm control --reload")
+	return partly(e, notConverted, len(plan), "converted")
+}
+
+// exitPartly is audit --fix's status when it converted some files and
+// refused others, which it left as they were.
+const exitPartly = 3
+
+// partly reports the files refused beside n converted ones: exit
+// status exitPartly when there are any.
+func partly(e env, notConverted error, n int, did string) error {
+	m := refusedFiles(notConverted)
+	if m == 0 {
+		return nil
+	}
+	printRefused(e, notConverted)
+	fmt.Fprintf(e.stderr, "iosched: audit --fix: partly converted: %s %d file(s); %d file(s) refused above, left as they were\n", did, n, m)
+	return errFound{status: exitPartly}
+}
+
+// refusedFiles counts the files err's refusals name.
+func refusedFiles(err error) int {
+	files := map[string]bool{}
+	var walk func(error)
+	walk = func(err error) {
+		var r rulesaudit.Refusal
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+		} else if errors.As(err, &r) {
+			files[r.File] = true
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	return len(files)
+}
+
+// printRefused prints err's refusals, one a line, each quoted value
+// clipped.
+func printRefused(e env, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(line))
+	}
+}
+
+// auditForget drops the journal's record of each file, leaving it as
+// it is: the way out for a converted file the user edited since.
+func auditForget(e env, out io.Writer, files []string) error {
+	target := e.rulesDirs[0]
+	for _, f := range files {
+		if err := rulesaudit.Forget(target, f); err != nil {
+			return fmt.Errorf("audit --undo --forget: %w", err)
+		}
+		fmt.Fprintf(out, "forgot %s: kept as it is; --undo no longer puts back what was there before --fix\n", f)
+	}
 	return nil
 }
 

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -126,7 +128,8 @@ func TestAuditExit(t *testing.T) {
 			"no rule writes a freezing queue attribute on change events (2 file(s) read from " + conflict + ")",
 			"1 add-only scheduler write(s) fight iosched's policy at every boot"}}},
 		{"--dry-run alone", nil, []string{"--dry-run"}, auditResult{Code: 2, Stderr: []string{"iosched: audit --dry-run goes with --fix"}}},
-		{"--undo with a path", []string{etc}, []string{"--undo", lib}, auditResult{Code: 2, Stderr: []string{"iosched: audit --undo takes no other flag or argument"}}},
+		{"--undo with a path", []string{etc}, []string{"--undo", lib}, auditResult{Code: 2, Stderr: []string{"iosched: audit --undo takes no other flag or argument but --forget FILE..."}}},
+		{"--forget alone", []string{etc}, []string{"--forget", lib}, auditResult{Code: 2, Stderr: []string{"iosched: audit --forget goes with --undo and one or more files"}}},
 	}
 	for _, tt := range tests {
 		got, _ := runAudit(t, tt.dirs, nil, tt.args...)
@@ -247,17 +250,24 @@ func TestAuditFixUndo(t *testing.T) {
 		"restored " + tuning,
 		"apply with: udevadm control --reload",
 	}, Stderr: []string{"iosched: kept " + changed + ": changed since `iosched audit --fix` wrote it; its original stays recorded in " +
-		filepath.Join(etc, rulesaudit.ManifestName)}}
+		filepath.Join(etc, rulesaudit.ManifestName) + "; `iosched audit --undo --forget " + changed + "` keeps it as it is and drops the record"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit --undo (-want +got):\n%s", diff)
 	}
+	// The way out the message names: the edit stays, the record goes.
+	got, _ = runAudit(t, dirs, nil, "--undo", "--forget", changed)
+	want = auditResult{Code: 0, Stdout: []string{"forgot " + changed + ": kept as it is; --undo no longer puts back what was there before --fix"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit --undo --forget (-want +got):\n%s", diff)
+	}
+	if got, _ := runAudit(t, dirs, nil, "--undo"); got.Code != 0 || len(got.Stdout) != 1 || got.Stdout[0] != "nothing to undo" {
+		t.Errorf("audit --undo after --forget = %+v", got)
+	}
+	if data, err := os.ReadFile(changed); err != nil || string(data) != "# mine now\n" {
+		t.Errorf("after --forget: %q, %v; want the edit", data, err)
+	}
 	if err := os.Remove(changed); err != nil {
 		t.Fatal(err)
-	}
-	got, _ = runAudit(t, dirs, nil, "--undo")
-	want = auditResult{Code: 0, Stdout: []string{changed + ": already gone"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("second audit --undo (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(before, tree(t, etc)); diff != "" {
 		t.Errorf("after --undo (-want +got):\n%s", diff)
@@ -270,6 +280,97 @@ func TestAuditFixUndo(t *testing.T) {
 	}
 }
 
+// TestAuditFixDryRunExits: --fix --dry-run exits as --fix would when a
+// file to convert is one an earlier --fix wrote and the user changed.
+func TestAuditFixDryRunExits(t *testing.T) {
+	etc := t.TempDir()
+	tuning := filepath.Join(etc, "70-tuning.rules")
+	copyFile(t, testdata(t, "tuning.rules"), tuning)
+	if got, _ := runAudit(t, []string{etc}, nil, "--fix"); got.Code != 0 {
+		t.Fatalf("audit --fix = %+v", got)
+	}
+	if err := os.WriteFile(tuning, []byte(`KERNEL=="sd*", ATTR{queue/read_ahead_kb}="64"`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := tree(t, etc)
+	fix, _ := runAudit(t, []string{etc}, nil, "--fix")
+	dry, _ := runAudit(t, []string{etc}, nil, "--fix", "--dry-run")
+	if fix.Code != 2 || dry.Code != fix.Code {
+		t.Errorf("audit --fix = %+v\naudit --fix --dry-run = %+v\nwant both 2", fix, dry)
+	}
+	if diff := cmp.Diff(before, tree(t, etc)); diff != "" {
+		t.Errorf("a refused --fix changed files (-want +got):\n%s", diff)
+	}
+}
+
+// TestAuditFixAllRefusals: every refusal of the system in one run,
+// each refused file left as it was, the others converted.
+func TestAuditFixAllRefusals(t *testing.T) {
+	etc, lib := t.TempDir(), t.TempDir()
+	refused := []string{"refuse-run.rules", "refuse-unknown.rules", "refuse-state.rules", "refuse-value.rules", "refuse-program.rules"}
+	for i, f := range refused {
+		copyFile(t, testdata(t, f), filepath.Join(lib, fmt.Sprintf("6%d-x.rules", i)))
+	}
+	copyFile(t, testdata(t, "tuning.rules"), filepath.Join(lib, "50-tuning.rules"))
+	libBefore := tree(t, lib)
+	got, _ := runAudit(t, []string{etc, lib}, nil, "--fix")
+	named := map[string]bool{}
+	for _, l := range got.Stderr {
+		for i := range refused {
+			if strings.HasPrefix(l, "iosched: "+filepath.Join(lib, fmt.Sprintf("6%d-x.rules", i))+":") {
+				named[refused[i]] = true
+			}
+		}
+	}
+	if got.Code != 3 || len(named) != len(refused) {
+		t.Errorf("audit --fix = %+v\nwant exit 3 and each of %v refused", got, refused)
+	}
+	files := tree(t, etc)
+	if _, ok := files["50-tuning.rules"]; !ok || len(files) != 2 {
+		t.Errorf("audit --fix wrote %v, want 50-tuning.rules and the journal", files)
+	}
+	if diff := cmp.Diff(libBefore, tree(t, lib)); diff != "" {
+		t.Errorf("the refused files changed (-want +got):\n%s", diff)
+	}
+}
+
+// TestAuditStale: audit tells when the vendor file a converted copy in
+// /etc masks changed or went since --fix, and what to do.
+func TestAuditStale(t *testing.T) {
+	etc, lib := t.TempDir(), t.TempDir()
+	vendor := filepath.Join(lib, "60-ioschedulers.rules")
+	copyFile(t, testdata(t, "cachyos-style.rules"), vendor)
+	dirs := []string{etc, lib}
+	if got, _ := runAudit(t, dirs, nil, "--fix"); got.Code != 0 {
+		t.Fatalf("audit --fix = %+v", got)
+	}
+	if got, _ := runAudit(t, dirs, nil); got.Code != 0 {
+		t.Fatalf("audit after --fix = %+v", got)
+	}
+	copy := filepath.Join(etc, "60-ioschedulers.rules")
+	f, err := os.OpenFile(vendor, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("# updated\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, _ := runAudit(t, dirs, nil)
+	want := copy + ": converted from " + vendor + ", which changed since (a package update?): udevd reads the converted copy in its place, so the change is ignored; " +
+		"`iosched audit --undo` then `iosched audit --fix` converts the new version (or, to keep the copy, `iosched audit --undo --forget " + copy + "`)"
+	if got.Code != 1 || !slices.Contains(got.Stdout, want) {
+		t.Errorf("audit after the vendor file changed = %+v\nwant exit 1 and %q", got, want)
+	}
+	if err := os.Remove(vendor); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = runAudit(t, dirs, nil)
+	if got.Code != 1 || len(got.Stdout) == 0 || !strings.Contains(strings.Join(got.Stdout, "\n"), vendor+", which is gone since") {
+		t.Errorf("audit after the vendor file went = %+v", got)
+	}
+}
+
 // TestAuditFixAfterRun: a file sorting after the run rule starts iosched
 // in its converted rules, since the run rule decided before them.
 func TestAuditFixAfterRun(t *testing.T) {
@@ -279,9 +380,14 @@ func TestAuditFixAfterRun(t *testing.T) {
 		t.Fatalf("audit --fix = %+v", got)
 	}
 	got := tree(t, etc)["99-zz.rules"]
-	want := `ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq", ENV{IOSCHED_SCHEDULER_SET}="1", RUN+="iosched-udev"` + "\n"
+	want := `ATTR{queue/rotational}=="1", ENV{IOSCHED_SCHEDULER}="bfq", ENV{IOSCHED_SCHEDULER_SET}="1", ENV{IOSCHED_LATE}="1"` + "\n"
 	if !strings.Contains(got, want) || strings.Contains(got, `ATTR{queue/scheduler}!="bfq"`) {
 		t.Errorf("converted 99-zz.rules:\n%s\nwant %q in it, its never-stopping guard gone", got, want)
+	}
+	// One run however many rules converted: udevd runs every RUN+=.
+	run := `ENV{IOSCHED_LATE}=="1", ENV{IOSCHED_LATE_RUN}!="1", ENV{IOSCHED_LATE_RUN}="1", RUN+="iosched-udev"` + "\n"
+	if !strings.HasSuffix(got, run) || strings.Count(got, "RUN+=") != 1 {
+		t.Errorf("converted 99-zz.rules:\n%s\nwant one RUN+=, in its last line %q", got, run)
 	}
 }
 
@@ -303,14 +409,25 @@ func TestAuditFixRefuses(t *testing.T) {
 		src := filepath.Join(lib, "60-x.rules")
 		copyFile(t, testdata(t, tt.file), src)
 		copyFile(t, testdata(t, "tuning.rules"), filepath.Join(lib, "50-tuning.rules"))
-		got, _ := runAudit(t, []string{etc, lib}, nil, "--fix")
 		tt.want = strings.ReplaceAll(tt.want, "SRC", src)
-		if got.Code != 2 || len(got.Stderr) != 2 || !strings.HasPrefix(got.Stderr[0], "iosched: "+src+tt.want) ||
-			got.Stderr[1] != "iosched: audit --fix: nothing written" {
-			t.Errorf("audit --fix of %s = %+v, want exit 2 and %q", tt.file, got, src+tt.want)
+		// Alone, it is refused and nothing is written; beside a file
+		// that converts, that one is, and the exit status says partly.
+		got, _ := runAudit(t, []string{etc, lib}, nil, "--fix", src)
+		if got.Code != 2 || len(got.Stderr) < 2 || !strings.HasPrefix(got.Stderr[0], "iosched: "+src+tt.want) ||
+			got.Stderr[len(got.Stderr)-1] != "iosched: audit --fix: nothing written" {
+			t.Errorf("audit --fix %s = %+v, want exit 2 and %q", tt.file, got, src+tt.want)
 		}
 		if files := tree(t, etc); len(files) != 0 {
-			t.Errorf("audit --fix of %s wrote %v", tt.file, files)
+			t.Errorf("audit --fix %s wrote %v", tt.file, files)
+		}
+		got, _ = runAudit(t, []string{etc, lib}, nil, "--fix")
+		if got.Code != 3 || len(got.Stderr) < 2 || !strings.HasPrefix(got.Stderr[0], "iosched: "+src+tt.want) ||
+			got.Stderr[len(got.Stderr)-1] != "iosched: audit --fix: partly converted: converted 1 file(s); 1 file(s) refused above, left as they were" {
+			t.Errorf("audit --fix of %s beside a convertible file = %+v, want exit 3 and %q", tt.file, got, src+tt.want)
+		}
+		files := tree(t, etc)
+		if _, ok := files["50-tuning.rules"]; !ok || len(files) != 2 {
+			t.Errorf("audit --fix of %s beside 50-tuning.rules wrote %v, want 50-tuning.rules and the journal", tt.file, files)
 		}
 	}
 	// A file that /etc overrides, and one outside udev's directories:
