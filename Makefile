@@ -38,10 +38,12 @@ lint:
 # test: the whole suite, TEST_JOBS tests at a time (default 4 on the CI
 # machine's 2 CPUs: the guests take turns, test/lib/host.sh, and the host
 # work fills the time they leave). The guest tests of vm and udev run one
-# after another in one job (their LANE), so they hold one slot, not all.
+# after another in one job (their LANE), so they hold one slot, not all;
+# the tests that boot guests start first, then fuzzing (its time is
+# fixed), then the host's others.
 TEST_JOBS ?= 4
 test: deps
-	test/check -j $(TEST_JOBS) -g vm -g udev -g boot -g pkg -g host -g unit
+	test/check -j $(TEST_JOBS) -g vm -g udev -g boot pkg/pkgtest host/fuzz -g pkg -g host -g unit
 
 # bench: every benchmark, one at a time (they time things), each rewriting
 # its table in docs/, and the full matrix of the tests (full: every series
