@@ -120,8 +120,8 @@ rpm: deps
 	GO=$(GO) DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" packaging/rpm/build
 
 # debbuild: the Debian source package as a buildd builds it and as the
-# archive checks it (packaging/deb/sid-build); make test runs it too
-# (test/pkg/debbuild.test), beside the guests.
+# archive checks it (packaging/deb/sid-build); make bench runs it too
+# (test/full/debbuild.test).
 # PREVIOUS_DEB: the package to upgrade from (the piuparts phase skips the
 # upgrade without it).
 debbuild: deps
