@@ -1,5 +1,6 @@
 # Installing and packaging (docs/install.md), included by the Makefile,
-# which defines GO, PREFIX, DESTDIR, CACHE and the build target.
+# which defines GO, PREFIX, DESTDIR and the build target. The package
+# tests are test/pkg/pkgtest.test (in make test) and test/bench/startup.test.
 #
 #   make install [DESTDIR=...] [PREFIX=/usr] [UDEV_HELPER=static|link]
 #                [DRACUTDIR=...] [INITRAMFSDIR=...]   (empty: left out)
@@ -8,16 +9,11 @@
 #                                      (packaging/deb/build)
 #   make rpm                           out/rpm/RPMS/ARCH/iosched-*.rpm
 #                                      (packaging/rpm/build)
-#   make pkgtest                       test/pkg/run: lintian, DESTDIR round
-#                                      trip, initramfs-tools and dracut
-#                                      images, the RPM, package in the VM
 #   make debbuild [PREVIOUS_DEB=...]   packaging/deb/sid-build: the source
 #                                      package built offline in a clean sid
 #                                      chroot, sid's lintian --pedantic,
 #                                      autopkgtest, piuparts-style upgrade
 #                                      from PREVIOUS_DEB; out/debbuild
-#   make startupbench                  packaging/startup-bench: cgo vs
-#                                      static udev helper, fork+exec
 #
 # UDEV_HELPER says what $(UDEVDIR)/iosched-udev is: "static", a copy of
 # bin/iosched-static (CGO_ENABLED=0: no libudev to load on every event), or
@@ -56,7 +52,7 @@ GO_MD2MAN ?= go-md2man
 # Every rules file of rules.d/, by name: install and uninstall use one list.
 IOSCHED_RULES := $(notdir $(wildcard rules.d/*.rules))
 
-.PHONY: man install install-files uninstall deb rpm pkgtest debbuild startupbench
+.PHONY: man install install-files uninstall deb rpm debbuild
 
 man: bin/iosched.8
 bin/iosched.8: man/iosched.8.md
@@ -110,8 +106,8 @@ uninstall:
 # deb: the Debian package into out/deb (packaging/deb/build says how);
 # UDEV_HELPER only when given: the package's own default is debian/rules'
 # (link: one binary, docs/install.md);
-# DEB_BUILD_OPTIONS goes to dpkg-buildpackage (`make test` gives nocheck:
-# its gotest runs the go test debian/rules would).
+# DEB_BUILD_OPTIONS goes to dpkg-buildpackage (test/check gives nocheck:
+# its unit/go runs the go test debian/rules would).
 deb: deps
 	GO=$(GO) $(if $(filter command line environment,$(origin UDEV_HELPER)),UDEV_HELPER=$(UDEV_HELPER)) \
 		DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" packaging/deb/build
@@ -123,21 +119,10 @@ deb: deps
 rpm: deps
 	GO=$(GO) DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" packaging/rpm/build
 
-# pkgtest installs the .deb the deb target built (the one the boot test
-# installs too, when `make test` runs both side by side).
-pkgtest: deps deb build man
-	GO=$(GO) test/pkg/run --deb "$$(ls out/deb/iosched_*.deb)"
-
 # debbuild: the Debian source package as a buildd builds it and as the
-# archive checks it (packaging/deb/sid-build); not in `make test`: a cold
-# run debootstraps sid and installs the Go -dev packages (minutes), and
-# what make test needs from the package, make deb builds on this machine.
+# archive checks it (packaging/deb/sid-build); make bench runs it too
+# (test/full/debbuild.test).
 # PREVIOUS_DEB: the package to upgrade from (the piuparts phase skips the
 # upgrade without it).
 debbuild: deps
 	packaging/deb/sid-build $(if $(PREVIOUS_DEB),--previous $(PREVIOUS_DEB))
-
-# startupbench: one binary or two for the udev entry point, on numbers
-# (packaging/startup-bench; docs/install.md has the last run).
-startupbench: deps
-	GO=$(GO) packaging/startup-bench $(STARTUP_ROUNDS)

@@ -89,7 +89,7 @@ var oldest = Kernel{6, 12}
 //     scheduler (elevator.c:elevator_change freezes before
 //     elevator_match) freeze on every kernel up to 7.3.
 //
-// kernels.tsv has the kernels make kernels measured; the tests hold these
+// kernels.tsv has the kernels test/check bench/kernels measured; the tests hold these
 // ranges to its freeze counts.
 var (
 	everyKernel   = []FreezeRange{{From: oldest}}

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// kernelsTSV is what test/vm/kernels measure (make kernels) measured on
+// kernelsTSV is what test/vm/kernels measure (test/check bench/kernels) measured on
 // the kernels people run, the data behind docs/kernels.md.
 //
 //go:embed kernels.tsv

@@ -7,6 +7,16 @@
 # shellcheck source=test/lib/ktap.sh
 . "$TOP/test/lib/ktap.sh"
 
+# CACHE: where every expensive artefact is kept (kernel trees and builds,
+# root filesystems, images), shared by every run and checkout; the one
+# home of its default.
+CACHE=${CACHE:-/var/cache/iosched-test}
+export CACHE
+
+# qemu_version: qemu-system-x86_64's version, for the documents the
+# benchmarks write.
+qemu_version() { qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //'; }
+
 # hash: the first 16 hex digits of the SHA-256 of stdin (cache keys).
 hash() { sha256sum | cut -c1-16; }
 
@@ -141,6 +151,18 @@ series_dir() {
 	if [ -d "$TOP/kernel-patches/$1-$2" ]; then echo "$TOP/kernel-patches/$1-$2"
 	else echo "$TOP/kernel-patches/$1"; fi
 }
+
+# series_list: every kernel series, one a line: the directories of
+# kernel-patches/ whose config names the KERNELS they apply to (a variant,
+# SERIES-KERNEL/, only overrides its series').
+series_list() {
+	for _c in "$TOP"/kernel-patches/*/config; do
+		! grep -q '^KERNELS=' "$_c" || basename "$(dirname "$_c")"
+	done
+}
+
+# series_conf SERIES VAR: VAR as SERIES' config sets it.
+series_conf() { (. "$TOP/kernel-patches/$1/config" && eval "echo \"\${$2:-}\""); }
 
 # series_patches DIR: the patch files DIR/series names, in order, one a
 # line (comments and blank lines skipped).

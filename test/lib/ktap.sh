@@ -194,14 +194,16 @@ ktap_tally() {
 ktap_subtest() {
 	_sub=$1
 	shift
+	# A file of its own: the subshells of one runner share its $$.
+	_subf=$(mktemp "${TMPDIR:-/tmp}/ktap-sub.XXXXXX")
 	{
 		_rc=0
 		"$@" 2>&1 || _rc=$?
 		echo "# exit=$_rc"
-	} | tee "/tmp/ktap-sub.$$" | sed 's/^/    /'
+	} | tee "$_subf" | sed 's/^/    /'
 	_rc=0
-	ktap_tally "$_sub" "/tmp/ktap-sub.$$" || _rc=1
-	rm -f "/tmp/ktap-sub.$$"
+	ktap_tally "$_sub" "$_subf" || _rc=1
+	rm -f "$_subf"
 	return "$_rc"
 }
 

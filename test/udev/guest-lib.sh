@@ -1,6 +1,6 @@
 # shellcheck shell=sh
 # What the guest scripts of the udev and package tests add to the harness's
-# guest library (sourced, not run; test/udev/run and test/pkg/run put it at
+# guest library (sourced, not run; test/lib/udev.sh and test/pkg/run put it at
 # /iosched-test/guest-lib.sh, and test/vm/guest/lib.sh and test/lib/ktap.sh
 # beside it). They run in the Debian root filesystem under the harness
 # init: mount what udevd needs, start it, make disks, count scheduler
