@@ -11,6 +11,10 @@
 #   make pkgtest                       test/pkg/run: lintian, DESTDIR round
 #                                      trip, initramfs-tools and dracut
 #                                      images, the RPM, package in the VM
+#   make dist                          out/dist: iosched-VERSION.tar.gz,
+#                                      iosched-VERSION-vendor.tar.gz and
+#                                      SHA256SUMS (packaging/dist;
+#                                      docs/release.md)
 #   make debbuild [PREVIOUS_DEB=...]   packaging/deb/sid-build: the source
 #                                      package built offline in a clean sid
 #                                      chroot, sid's lintian --pedantic,
@@ -56,7 +60,7 @@ GO_MD2MAN ?= go-md2man
 # Every rules file of rules.d/, by name: install and uninstall use one list.
 IOSCHED_RULES := $(notdir $(wildcard rules.d/*.rules))
 
-.PHONY: man install install-files uninstall deb rpm pkgtest debbuild startupbench
+.PHONY: man install install-files uninstall dist deb rpm pkgtest debbuild startupbench
 
 man: bin/iosched.8
 bin/iosched.8: man/iosched.8.md
@@ -106,6 +110,11 @@ uninstall:
 	$(if $(DRACUTDIR),rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DRACUTDIR)/90iosched 2>/dev/null || :)
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/udev ] && command -v udevadm >/dev/null; then \
 		echo "udevadm control --reload"; udevadm control --reload; fi
+
+# dist: the release tarballs and their checksums, from the tree, offline
+# (go.mod's modules from the module cache deps-build filled).
+dist: deps-build
+	GO=$(GO) packaging/dist
 
 # deb: the Debian package into out/deb (packaging/deb/build says how);
 # UDEV_HELPER only when given: the package's own default is debian/rules'
