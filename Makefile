@@ -13,10 +13,9 @@ all: build
 deps:
 	@scripts/install-deps test
 
-# The version has one home: the top entry of debian/changelog, without its
-# Debian revision (debian/rules reads the same with dpkg's pkg-info.mk,
-# DEB_VERSION_UPSTREAM). Builds without it say "devel".
-VERSION := $(shell sed -n '1{s/^[^ ]* .//;s/[^0-9A-Za-z.+~:].*//;p;}' debian/changelog)
+# The version has one home: VERSION (docs/release.md); debian/changelog
+# and the RPM spec repeat it and their builds check that they agree.
+VERSION := $(shell cat VERSION)
 GO_LDFLAGS := -s -w -X main.version=$(VERSION)
 
 build:

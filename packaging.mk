@@ -9,6 +9,10 @@
 #                                      (packaging/deb/build)
 #   make rpm                           out/rpm/RPMS/ARCH/iosched-*.rpm
 #                                      (packaging/rpm/build)
+#   make dist                          out/dist: iosched-VERSION.tar.gz,
+#                                      iosched-VERSION-vendor.tar.gz and
+#                                      SHA256SUMS (packaging/dist;
+#                                      docs/release.md)
 #   make debbuild [PREVIOUS_DEB=...]   packaging/deb/sid-build: the source
 #                                      package built offline in a clean sid
 #                                      chroot, sid's lintian --pedantic,
@@ -52,7 +56,7 @@ GO_MD2MAN ?= go-md2man
 # Every rules file of rules.d/, by name: install and uninstall use one list.
 IOSCHED_RULES := $(notdir $(wildcard rules.d/*.rules))
 
-.PHONY: man install install-files uninstall deb rpm debbuild
+.PHONY: man install install-files uninstall dist deb rpm debbuild
 
 man: bin/iosched.8
 bin/iosched.8: man/iosched.8.md
@@ -103,12 +107,19 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/udev ] && command -v udevadm >/dev/null; then \
 		echo "udevadm control --reload"; udevadm control --reload; fi
 
+# dist: the release tarballs and their checksums, from the tree, offline
+# (go.mod's modules from the module cache install-deps filled).
+dist:
+	@scripts/install-deps build
+	GO=$(GO) packaging/dist
+
 # deb: the Debian package into out/deb (packaging/deb/build says how);
 # UDEV_HELPER only when given: the package's own default is debian/rules'
 # (link: one binary, docs/install.md);
 # DEB_BUILD_OPTIONS goes to dpkg-buildpackage (test/check gives nocheck:
 # its unit/go runs the go test debian/rules would).
-deb: deps
+deb:
+	@scripts/install-deps deb
 	GO=$(GO) $(if $(filter command line environment,$(origin UDEV_HELPER)),UDEV_HELPER=$(UDEV_HELPER)) \
 		DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" packaging/deb/build
 
@@ -116,7 +127,8 @@ deb: deps
 # release tarball and a vendor tarball of this machine's module cache, with
 # this machine's Go and no network (packaging/rpm/build); DEB_BUILD_OPTIONS
 # with nocheck skips %check.
-rpm: deps
+rpm:
+	@scripts/install-deps rpm
 	GO=$(GO) DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" packaging/rpm/build
 
 # debbuild: the Debian source package as a buildd builds it and as the
