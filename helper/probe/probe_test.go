@@ -1,4 +1,4 @@
-package main
+package probe
 
 import (
 	"bytes"
@@ -27,8 +27,8 @@ func TestWriteProbe(t *testing.T) {
 			{Key: "read_ahead_kb", Status: "ok", Median: 5 * time.Microsecond, Writes: 20},
 		}},
 	}
-	rows := func(sched string, ra time.Duration) []probeRow {
-		return []probeRow{
+	rows := func(sched string, ra time.Duration) []Row {
+		return []Row{
 			{Attr: "scheduler", Value: sched, Median: 24119 * time.Microsecond},
 			{Attr: "rotational", Value: "0", Median: 16013 * time.Microsecond},
 			{Attr: "wbt_lat_usec", Value: "2000", Median: 16003 * time.Microsecond},
@@ -39,11 +39,11 @@ func TestWriteProbe(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		rep  probeReport
+		rep  Report
 		ks   []queueattr.MeasuredKernel
 		want []string
 	}{
-		{name: "6.18 beside 7.3", rep: probeReport{Disk: "loop0", Release: "6.18.44-fc-v1045", Runs: 20, Rows: rows("mq-deadline", time.Microsecond)}, ks: measured,
+		{name: "6.18 beside 7.3", rep: Report{Disk: "loop0", Release: "6.18.44-fc-v1045", Runs: 20, Rows: rows("mq-deadline", time.Microsecond)}, ks: measured,
 			want: []string{
 				"probe: loop0 on kernel 6.18.44-fc-v1045, median of 20 unchanged writes each",
 				"nearest measured kernel: 7.3.4+ (docs/kernels.md), in ms / freezes per write",
@@ -58,7 +58,7 @@ func TestWriteProbe(t *testing.T) {
 				"verdict: this kernel freezes the queue for unchanged writes (3 settings)",
 			}},
 		// On 6.12 read_ahead_kb freezes too: no control, the 1 ms line alone.
-		{name: "6.12, control freezes", rep: probeReport{Disk: "loop3", Release: "6.12.117-amd64", Runs: 10, Rows: rows("none", 15*time.Millisecond)}, ks: measured,
+		{name: "6.12, control freezes", rep: Report{Disk: "loop3", Release: "6.12.117-amd64", Runs: 10, Rows: rows("none", 15*time.Millisecond)}, ks: measured,
 			want: []string{
 				"probe: loop3 on kernel 6.12.117-amd64, median of 10 unchanged writes each",
 				"nearest measured kernel: 6.12.117+ (docs/kernels.md), in ms / freezes per write",
@@ -74,7 +74,7 @@ func TestWriteProbe(t *testing.T) {
 			}},
 		// A 6.18.y without the store fix: the control froze, so it is no
 		// control, and nomerges still counts as not frozen.
-		{name: "6.18, control froze", rep: probeReport{Disk: "loop0", Release: "6.18.1", Runs: 5, Rows: rows("bfq", 16*time.Millisecond)}, ks: measured[1:],
+		{name: "6.18, control froze", rep: Report{Disk: "loop0", Release: "6.18.1", Runs: 5, Rows: rows("bfq", 16*time.Millisecond)}, ks: measured[1:],
 			want: []string{
 				"probe: loop0 on kernel 6.18.1, median of 5 unchanged writes each",
 				"nearest measured kernel: 7.3.4+ (docs/kernels.md), in ms / freezes per write",
@@ -88,7 +88,7 @@ func TestWriteProbe(t *testing.T) {
 				"freezes: over 1 ms (no control: read_ahead_kb froze too)",
 				"verdict: this kernel freezes the queue for unchanged writes (4 settings)",
 			}},
-		{name: "no data", rep: probeReport{Disk: "loop0", Release: "7.3.4", Runs: 1, Rows: []probeRow{
+		{name: "no data", rep: Report{Disk: "loop0", Release: "7.3.4", Runs: 1, Rows: []Row{
 			{Attr: "rotational", Value: "0", Median: 3 * time.Microsecond},
 			{Attr: "read_ahead_kb", Note: "not readable here"},
 		}},
@@ -101,7 +101,7 @@ func TestWriteProbe(t *testing.T) {
 				"freezes: over 1 ms (no control: read_ahead_kb not timed)",
 				"verdict: this kernel does not freeze the queue for unchanged writes",
 			}},
-		{name: "odd release", rep: probeReport{Disk: "loop0", Release: "custom", Runs: 1, Rows: []probeRow{
+		{name: "odd release", rep: Report{Disk: "loop0", Release: "custom", Runs: 1, Rows: []Row{
 			{Attr: "rotational", Value: "0", Median: 16 * time.Millisecond},
 			{Attr: "read_ahead_kb", Value: "128", Median: 2 * time.Microsecond},
 		}}, ks: measured,
@@ -117,12 +117,12 @@ func TestWriteProbe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
-		if err := writeProbe(&b, tt.rep, tt.ks); err != nil {
+		if err := tt.rep.Write(&b, tt.ks); err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		got := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("%s: writeProbe (-want +got):\n%s", tt.name, diff)
+			t.Errorf("%s: Report.Write (-want +got):\n%s", tt.name, diff)
 		}
 		for _, l := range got {
 			if len(l) > 80 {
@@ -135,11 +135,11 @@ func TestWriteProbe(t *testing.T) {
 // TestProbeSettings: the scheduler first, the control last, every
 // setting that freezes on some kernel in between, once.
 func TestProbeSettings(t *testing.T) {
-	got := probeSettings()
+	got := Settings()
 	want := []string{"scheduler", "add_random", "discard_max_bytes", "iostats", "iostats_passthrough",
 		"max_sectors_kb", "rotational", "stable_writes", "wbt_lat_usec", "write_cache",
 		"io_timeout", "nomerges", "nr_requests", "rq_affinity", "read_ahead_kb"}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("probeSettings (-want +got):\n%s", diff)
+		t.Errorf("Settings (-want +got):\n%s", diff)
 	}
 }
