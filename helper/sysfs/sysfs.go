@@ -23,6 +23,20 @@ func (fs FS) Path(p ...string) string {
 	return filepath.Join(append([]string{string(fs)}, p...)...)
 }
 
+// Disks lists the disks under block/, sorted.
+func (fs FS) Disks() ([]string, error) {
+	dir := fs.Path("block")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list disks in %s: %w", dir, err)
+	}
+	names := make([]string, 0, len(ents))
+	for _, ent := range ents {
+		names = append(names, ent.Name())
+	}
+	return names, nil
+}
+
 // maxAttrSize bounds every read: sysfs attributes fit a page, and a single
 // bounded read means a broken driver cannot make us loop.
 const maxAttrSize = 4096

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -39,9 +40,35 @@ type Writer struct {
 	Attr  string // queue attribute, e.g. "scheduler", "read_ahead_kb"
 	Value string
 	Note  string // e.g. the active tuned profile, the rule that runs the program
+	// Included: a tuned option of a profile the active one includes,
+	// not of the active profile itself.
+	Included bool
 	// Conditional says when a write that compares first happens (tuned's
 	// ">" and "<" values); "" for a write on every start.
 	Conditional string
+}
+
+// ConfiguredFor reports whether w's disk list names disk: empty means
+// every disk; else names or globs separated by commas or spaces, "!"
+// excluding (tuned's devices=, TLP's DISK_DEVICES, a tmpfiles path).
+func (w Writer) ConfiguredFor(disk string) bool {
+	if w.Disk == "" {
+		return true
+	}
+	named, excluded := false, false
+	for _, p := range strings.FieldsFunc(w.Disk, func(r rune) bool { return r == ',' || r == ' ' }) {
+		neg := strings.HasPrefix(p, "!")
+		if ok, _ := path.Match(strings.TrimPrefix(p, "!"), disk); ok {
+			if neg {
+				excluded = true
+			} else {
+				named = true
+			}
+		} else if neg {
+			named = true // "!sda" alone names every other disk
+		}
+	}
+	return named && !excluded
 }
 
 // Advice says what to do with w: the udev property that replaces it.
@@ -343,6 +370,7 @@ func findTuned(root string) ([]Writer, error) {
 			load(inc, "profile "+inc+", included by "+name, depth+1)
 		}
 		for _, tw := range tunedWriters(conf, lines, note) {
+			tw.w.Included = depth > 0
 			k := tw.sect + "/" + tw.w.Attr
 			if i, ok := merged[k]; ok {
 				out[i] = tw.w

@@ -73,7 +73,7 @@ func TestFind(t *testing.T) {
 		{Kind: Tuned, File: "/etc/tuned/my-profile/tuned.conf", Line: 11, Attr: "scheduler", Value: "none", Note: "the active profile, my-profile"},
 		{Kind: Tmpfiles, File: "/usr/lib/tmpfiles.d/other.conf", Line: 1, Disk: "sdc", Attr: "nr_requests", Value: "64"},
 		{Kind: Tuned, File: "/usr/lib/tuned/throughput-performance/tuned.conf", Line: 8, Disk: "nvme*", Attr: "read_ahead_kb", Value: "8192",
-			Note: "profile throughput-performance, included by my-profile"},
+			Note: "profile throughput-performance, included by my-profile", Included: true},
 		{Kind: RunProgram, File: "/usr/local/bin/tune-disk", Line: 3, Attr: "scheduler", Note: "run by /etc/udev/rules.d/70-run.rules:1"},
 		{Kind: RunProgram, File: "/usr/local/bin/tune-disk", Line: 4, Attr: "add_random", Note: "run by /etc/udev/rules.d/70-run.rules:1"},
 	}
@@ -88,5 +88,28 @@ func TestFind(t *testing.T) {
 	// An empty root has none.
 	if got, err := Find(t.TempDir()); err != nil || len(got) != 0 {
 		t.Errorf("Find(empty root) = %v, %v", got, err)
+	}
+}
+
+func TestConfiguredFor(t *testing.T) {
+	tests := []struct {
+		disks, disk string
+		want        bool
+	}{
+		{"", "sda", true},
+		{"sda", "sda", true},
+		{"sda", "sdb", false},
+		{"sd*", "sdb", true},
+		{"sda, sdb", "sdb", true},
+		{"nvme0n1 sda", "sda", true},
+		{"!sda", "sdb", true},
+		{"!sda", "sda", false},
+		{"sd*,!sdc", "sdc", false},
+		{"sd*,!sdc", "sdd", true},
+	}
+	for _, tt := range tests {
+		if got := (Writer{Disk: tt.disks}).ConfiguredFor(tt.disk); got != tt.want {
+			t.Errorf("ConfiguredFor(%q, %q) = %v, want %v", tt.disks, tt.disk, got, tt.want)
+		}
 	}
 }

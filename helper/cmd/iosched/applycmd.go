@@ -4,13 +4,8 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"os"
-	"slices"
-	"sort"
-	"strings"
 
 	"github.com/iosched/iosched/helper/policy"
-	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sysfs"
 	"github.com/iosched/iosched/helper/udevdb"
 )
@@ -49,7 +44,7 @@ func cmdApply(e env, args []string) error {
 		}
 	} else {
 		var err error
-		if disks, err = e.diskNames(); err != nil {
+		if disks, err = e.sys.Disks(); err != nil {
 			return err
 		}
 	}
@@ -109,109 +104,4 @@ func (e env) applyRecorded(disk string, named, dryRun bool) error {
 		return writeOut(e, disk+": no I/O scheduler, nothing to do\n")
 	}
 	return e.applyPolicy(e.disk(q), keys, get, dryRun)
-}
-
-// diskNames lists the disks under /sys/block, sorted.
-func (e env) diskNames() ([]string, error) {
-	dir := e.sys.Path("block")
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("list disks in %s: %w", dir, err)
-	}
-	names := make([]string, 0, len(ents))
-	for _, ent := range ents {
-		names = append(names, ent.Name())
-	}
-	sort.Strings(names)
-	return names, nil
-}
-
-// policyHolds fills in whether the disk's queue is what its recorded
-// policy asks for: the same dry pass `apply` makes first, so "holds" here
-// means `apply` would write nothing. Drift lists what it would change.
-func (e env) policyHolds(st *diskStatus, q sysfs.Queue, scheduler string, props map[string]string) {
-	keys, get := policy.KeysOf(props), func(k string) string { return props[k] }
-	if st.Active == "" || !policy.Asks(get, keys) {
-		return // no scheduler to apply to, or nothing asked
-	}
-	// status has just read queue/scheduler: a second read would cost a
-	// syscall round per disk and tell nothing new.
-	d := e.disk(readQueue{q, "scheduler", scheduler})
-	p, bad := policy.FromProperties(q.Disk, keys, get)
-	plan := d.Check(p)
-	r, refused := plan.Report, plan.Refused
-	if r.Gone {
-		st.Note = "went away"
-		return
-	}
-	for _, l := range r.Lines {
-		if l.Change {
-			st.Drift = append(st.Drift, l.Text)
-		}
-	}
-	for _, c := range r.Changes {
-		st.changes = append(st.changes, c.Attr)
-	}
-	var notes []string
-	for _, err := range slices.Concat(bad, refused, r.Errs) {
-		notes = append(notes, err.Error())
-	}
-	st.Note = strings.Join(notes, "; ")
-	holds := !r.Changed() && len(notes) == 0
-	st.Holds = &holds
-}
-
-// recordedAttrs maps the attribute properties to attribute names, for
-// `status --json`.
-func recordedAttrs(props map[string]string) map[string]string {
-	var m map[string]string
-	for k, v := range props {
-		if name, ok := queueattr.FromProperty(k); ok && name != queueattr.Scheduler {
-			if m == nil {
-				m = map[string]string{}
-			}
-			m[name] = v
-		}
-	}
-	return m
-}
-
-// checkRows is `status --check`: like `tuned-adm verify`, exit 1 when
-// any disk's recorded policy does not hold, one stderr line per disk.
-func (e env) checkRows(rows []diskStatus) error {
-	failed := 0
-	for _, r := range rows {
-		if r.noUdevDB {
-			return fmt.Errorf("status --check: %w", udevdb.ErrUnavailable)
-		}
-		if r.Holds == nil || *r.Holds {
-			continue
-		}
-		why := strings.Join(r.Drift, ", ")
-		if r.Note != "" {
-			why = strings.Join(append(r.Drift, r.Note), "; ")
-		}
-		if len(r.Writers) > 0 {
-			why += "; another writer is configured: " + strings.Join(r.Writers, "; ")
-		}
-		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(fmt.Sprintf("%s: policy does not hold: %s", r.Disk, why)))
-		failed++
-	}
-	if failed > 0 {
-		return errReported{failed}
-	}
-	return nil
-}
-
-// readQueue is a queue whose one attribute has been read already.
-type readQueue struct {
-	sysfs.Queue
-	attr, value string
-}
-
-func (r readQueue) Read(attr string) (string, error) {
-	if attr == r.attr {
-		return r.value, nil
-	}
-	return r.Queue.Read(attr)
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/iosched/iosched/helper/internal/fixture"
 	"github.com/iosched/iosched/helper/jiffies"
 	"github.com/iosched/iosched/helper/kmod"
+	"github.com/iosched/iosched/helper/status"
 	"github.com/iosched/iosched/helper/sysfs"
-	"github.com/iosched/iosched/helper/writers"
 )
 
 type result struct {
@@ -289,20 +289,20 @@ zram0    -            -                           no          -                -
 	}
 
 	got, _ = runIn(t, sys, nil, db, "status", "--json")
-	var rows []diskStatus
+	var rows []status.Row
 	if err := json.Unmarshal([]byte(got.Stdout), &rows); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, got.Stdout)
 	}
 	yes, no := true, false
 	s := func(v string) *string { return &v }
-	wantRows := []diskStatus{
+	wantRows := []status.Row{
 		{Disk: "loop0", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("")},
 		{Disk: "nvme0n1", Active: "none", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &no, Wanted: s("none"), From: "rule", Holds: &yes},
 		{Disk: "sda", Active: "mq-deadline", Offered: []string{"none", "mq-deadline", "kyber", "bfq"}, Rotational: &yes, Wanted: s("bfq,mq-deadline"), From: "class", Holds: &no,
 			Drift: []string{"mq-deadline -> bfq"}},
 		{Disk: "zram0", Rotational: &no},
 	}
-	if diff := cmp.Diff(wantRows, rows, cmp.AllowUnexported(diskStatus{})); diff != "" {
+	if diff := cmp.Diff(wantRows, rows, cmp.AllowUnexported(status.Row{})); diff != "" {
 		t.Errorf("iosched status --json (-want +got):\n%s", diff)
 	}
 }
@@ -310,13 +310,13 @@ zram0    -            -                           no          -                -
 func TestWantedText(t *testing.T) {
 	empty, list := "", "bfq,none"
 	tests := []struct {
-		row  diskStatus
+		row  status.Row
 		want string
 	}{
-		{diskStatus{}, "-"},
-		{diskStatus{noUdevDB: true, Note: "udev database not readable"}, "?"},
-		{diskStatus{Wanted: &empty}, "(opted out)"},
-		{diskStatus{Wanted: &list}, "bfq,none"},
+		{status.Row{}, "-"},
+		{status.Row{NoUdevDB: true, Note: "udev database not readable"}, "?"},
+		{status.Row{Wanted: &empty}, "(opted out)"},
+		{status.Row{Wanted: &list}, "bfq,none"},
 	}
 	for _, tt := range tests {
 		if got := wantedText(tt.row); got != tt.want {
@@ -340,7 +340,7 @@ func TestStatusEscapes(t *testing.T) {
 		t.Errorf("status does not show the value quoted:\n%s", got.Stdout)
 	}
 	got, _ = runIn(t, sys, nil, db, "status", "--json")
-	var rows []diskStatus
+	var rows []status.Row
 	if err := json.Unmarshal([]byte(got.Stdout), &rows); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, got.Stdout)
 	}
@@ -403,7 +403,7 @@ sda: drifted; tuned (/etc/tuned/profiles/mine/tuned.conf:3) writes scheduler="ky
 		t.Errorf("status --check: exit %d, stderr %q; want 1 naming tuned as the cause", got.Code, got.Stderr)
 	}
 	got, _ = runStatus("--json")
-	var rows []diskStatus
+	var rows []status.Row
 	if err := json.Unmarshal([]byte(got.Stdout), &rows); err != nil {
 		t.Fatal(err)
 	}
@@ -413,29 +413,6 @@ sda: drifted; tuned (/etc/tuned/profiles/mine/tuned.conf:3) writes scheduler="ky
 	}
 	if diff := cmp.Diff(map[string]int{"loop0": 1, "nvme0n1": 0, "sda": 1, "zram0": 0}, named); diff != "" {
 		t.Errorf("status --json: writers per disk (-want +got):\n%s", diff)
-	}
-}
-
-func TestConfiguredFor(t *testing.T) {
-	tests := []struct {
-		disks, disk string
-		want        bool
-	}{
-		{"", "sda", true},
-		{"sda", "sda", true},
-		{"sda", "sdb", false},
-		{"sd*", "sdb", true},
-		{"sda, sdb", "sdb", true},
-		{"nvme0n1 sda", "sda", true},
-		{"!sda", "sdb", true},
-		{"!sda", "sda", false},
-		{"sd*,!sdc", "sdc", false},
-		{"sd*,!sdc", "sdd", true},
-	}
-	for _, tt := range tests {
-		if got := configuredFor(writers.Writer{Disk: tt.disks}, tt.disk); got != tt.want {
-			t.Errorf("configuredFor(%q, %q) = %v, want %v", tt.disks, tt.disk, got, tt.want)
-		}
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,36 +10,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/iosched/iosched/helper/policy"
-	"github.com/iosched/iosched/helper/queueattr"
-	"github.com/iosched/iosched/helper/sched"
-	"github.com/iosched/iosched/helper/sysfs"
+	"github.com/iosched/iosched/helper/status"
 	"github.com/iosched/iosched/helper/udevdb"
 )
-
-// diskStatus is one row of `iosched status`.
-type diskStatus struct {
-	Disk       string   `json:"disk"`
-	Active     string   `json:"active,omitempty"`  // empty: no I/O scheduler
-	Offered    []string `json:"offered,omitempty"` // in the kernel's order
-	Rotational *bool    `json:"rotational,omitempty"`
-	Wanted     *string  `json:"wanted,omitempty"` // nil: udev recorded no policy
-	// From is where Wanted came from: "class", "pin ID_WWN=...",
-	// "command line elevator=none", "rule" (policy.Wanted).
-	From  string `json:"from,omitempty"`
-	Holds *bool  `json:"holds,omitempty"` // nil: nothing wanted, or unknown
-	Note  string `json:"note,omitempty"`
-
-	Attrs map[string]string `json:"attrs,omitempty"` // recorded IOSCHED_ATTR_*/IOSCHED_TUNE_*, by attribute
-	Drift []string          `json:"drift,omitempty"` // what apply would change
-	// Writers are the other writers configured for the disk and for
-	// what drifted: the likely cause (otherWriters).
-	Writers []string `json:"writers,omitempty"`
-	changes []string // the attributes apply would write ("scheduler" too)
-	// noUdevDB: this build cannot read the udev database, so an absent
-	// Wanted means "unknown", not "no policy".
-	noUdevDB bool
-}
 
 func cmdStatus(e env, args []string) error {
 	fs := newFlagSet("status")
@@ -63,7 +35,7 @@ func cmdStatus(e env, args []string) error {
 	if *format != "table" && *format != "json" && *format != "prometheus" {
 		return usagef("status: unknown --format %q (want table, json or prometheus)", *format)
 	}
-	rows, err := e.statusRows()
+	rows, err := status.Source{Sys: e.sys, Udev: e.udev, Root: e.root, Disk: e.disk}.Rows()
 	if err != nil {
 		return err
 	}
@@ -76,7 +48,7 @@ func cmdStatus(e env, args []string) error {
 	return nil
 }
 
-func (e env) printStatus(rows []diskStatus, format string) error {
+func (e env) printStatus(rows []status.Row, format string) error {
 	// One write(2) for the whole table, not one per cell.
 	out := bufio.NewWriter(e.stdout)
 	switch format {
@@ -108,51 +80,31 @@ func (e env) printStatus(rows []diskStatus, format string) error {
 	return out.Flush()
 }
 
-func (e env) statusRows() ([]diskStatus, error) {
-	names, err := e.diskNames()
-	if err != nil {
-		return nil, err
-	}
-	rows := make([]diskStatus, 0, len(names))
-	for _, n := range names {
-		rows = append(rows, e.diskStatus(n))
-	}
-	e.otherWriters(rows)
-	return rows, nil
-}
-
-func (e env) diskStatus(disk string) diskStatus {
-	q := sysfs.Queue{FS: e.sys, Disk: disk}
-	st := diskStatus{Disk: disk}
-	if v, err := q.Read("rotational"); err == nil {
-		rot := v == "1"
-		st.Rotational = &rot
-	}
-	var line sched.Line
-	s, err := q.Read("scheduler")
-	if err == nil {
-		if line, err = sched.Parse(s); err == nil {
-			st.Active, st.Offered = line.Active, line.Offered
-		} else {
-			st.Note = err.Error()
+// checkRows is `status --check`: like `tuned-adm verify`, exit 1 when
+// any disk's recorded policy does not hold, one stderr line per disk.
+func (e env) checkRows(rows []status.Row) error {
+	failed := 0
+	for _, r := range rows {
+		if r.NoUdevDB {
+			return fmt.Errorf("status --check: %w", udevdb.ErrUnavailable)
 		}
+		if r.Holds == nil || *r.Holds {
+			continue
+		}
+		why := strings.Join(r.Drift, ", ")
+		if r.Note != "" {
+			why = strings.Join(append(r.Drift, r.Note), "; ")
+		}
+		if len(r.Writers) > 0 {
+			why += "; another writer is configured: " + strings.Join(r.Writers, "; ")
+		}
+		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(fmt.Sprintf("%s: policy does not hold: %s", r.Disk, why)))
+		failed++
 	}
-	props, err := e.udev(disk)
-	if err != nil {
-		st.Note, st.noUdevDB = err.Error(), errors.Is(err, udevdb.ErrUnavailable)
-		return st
+	if failed > 0 {
+		return errReported{failed}
 	}
-	// The kernel command line's entry for the disk, when it has one (a
-	// malformed one shows in the note).
-	w, _ := policy.WantedFor(disk, func(k string) string { return props[k] })
-	_, recorded := props[queueattr.Property(queueattr.Scheduler)]
-	if recorded || w.Source != "" {
-		st.Wanted = &w.List
-		st.From = strings.TrimSpace(w.Source + " " + w.Param)
-	}
-	st.Attrs = recordedAttrs(props)
-	e.policyHolds(&st, q, s, props)
-	return st
+	return nil
 }
 
 // cell shows a value in the table as it is when it is printable UTF-8,
@@ -182,9 +134,9 @@ func yesNo(b *bool) string {
 	return "no"
 }
 
-func wantedText(r diskStatus) string {
+func wantedText(r status.Row) string {
 	switch {
-	case r.Wanted == nil && r.noUdevDB:
+	case r.Wanted == nil && r.NoUdevDB:
 		return "?"
 	case r.Wanted == nil:
 		return "-"
