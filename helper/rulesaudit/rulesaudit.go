@@ -168,7 +168,7 @@ func AddOnly(path string) ([]Finding, error) {
 func AddOnlyText(f Finding, policy bool) string {
 	s := fmt.Sprintf("%s:%d: ATTR{queue/%s}=%q on add events only: at least twice a boot (the initramfs and coldplug), not on change",
 		f.File, f.Line, f.Attr, f.Value)
-	if policy && f.Attr == queueattr.Scheduler {
+	if Conflicts(f, policy) {
 		s += fmt.Sprintf("\n    conflict: %s sets a scheduler policy too, so on every boot this rule switches the disk and iosched switches it back (two switches a disk); turn it into ENV{IOSCHED_SCHEDULER}=%q, ENV{%s}=\"1\" for add and change, or remove it",
 			PolicyRules, f.Value, MarkerProperty)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -31,16 +30,18 @@ func (e errFound) exit() int {
 	return exitFailure
 }
 
-// cmdAudit reports rules that write a freezing queue attribute with
-// ATTR{} on change events, add-only scheduler writes beside iosched's
-// policy and, auditing the system, the other writers package writers
-// finds: exit 0 when there is none, 1 when it finds any (so that a distribution can run it in CI), 2 when it could not read
-// a rules file or directory (reported, skipped, the rest audited, as
-// udevd skips it too). --fix converts those writes into properties in
-// place, in files of the same names in the first rules directory
-// (/etc/udev/rules.d), and exits 2 as well when a named file was
-// skipped or is not one udevd reads; --undo puts back what --fix
-// changed.
+// exitPartly is audit --fix's status when it converted some files and
+// refused others, which it left as they were.
+const exitPartly = 3
+
+// cmdAudit prints what package rulesaudit found in the rules and, with
+// no path, what package writers finds besides: exit 0 when there is
+// nothing, 1 when there is (so that a distribution can run it in CI), 2
+// when a rules file or directory could not be read (reported, skipped,
+// the rest audited, as udevd skips it too). --fix converts the writes
+// in place, in files of the same names in the first rules directory,
+// and exits 2 as well when a named file was skipped or is not one udevd
+// reads; --undo puts back what --fix changed.
 func cmdAudit(e env, args []string) error {
 	fs := newFlagSet("audit")
 	fix := fs.Bool("fix", false, "write the converted rules to the first rules directory")
@@ -70,8 +71,10 @@ func cmdAudit(e env, args []string) error {
 		err = auditForget(e, out, pos)
 	case *undo:
 		err = auditUndo(e, out)
+	case *fix:
+		err = auditFix(e, out, rulesaudit.Audit(pos, e.rulesDirs), *dry, *renamed)
 	default:
-		err = auditRun(e, out, pos, fixOptions{fix: *fix, dry: *dry, renamed: *renamed})
+		err = auditRun(e, out, pos)
 	}
 	if ferr := out.Flush(); ferr != nil {
 		return fmt.Errorf("audit: write output: %w", ferr)
@@ -79,116 +82,60 @@ func cmdAudit(e env, args []string) error {
 	return err
 }
 
-// auditRun audits the rules of paths (the system's rules directories
-// when there are none) and, with fix, converts them: only files udevd
-// reads, as it resolves them, are ever fixed.
-func auditRun(e env, out io.Writer, paths []string, opt fixOptions) error {
-	var files, read []string
-	var skipped []error
-	system := rulesaudit.List(e.rulesDirs)
-	if len(paths) == 0 {
-		files, skipped = system.Files, system.Skipped
-		for _, d := range e.rulesDirs {
-			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-				read = append(read, d)
-			}
-		}
-	}
-	for _, p := range paths {
-		read = append(read, p)
-		fi, err := os.Stat(p)
-		switch {
-		case err != nil:
-			skipped = append(skipped, fmt.Errorf("audit: %w", err))
-		case fi.IsDir():
-			l := rulesaudit.List([]string{p})
-			files, skipped = append(files, l.Files...), append(skipped, l.Skipped...)
-		case !fi.Mode().IsRegular():
-			skipped = append(skipped, fmt.Errorf("audit %s: not a regular file", p))
-		default:
-			files = append(files, p)
-		}
-	}
-	var found, addOnly []rulesaudit.Finding
-	var readable []string
-	policy := false
-	for _, f := range files {
-		fd, err := rulesaudit.File(f)
-		found = append(found, fd...) // udev 252's writes, with a line too long
-		if err != nil {
-			skipped = append(skipped, err)
-			continue
-		}
-		readable = append(readable, f)
-		ao, _ := rulesaudit.AddOnly(f)
-		addOnly = append(addOnly, ao...)
-		policy = policy || filepath.Base(f) == rulesaudit.PolicyRules
-	}
-	if opt.fix {
-		fixable, notRead := udevdReads(readable, system.Files, e.rulesDirs)
-		skipped = append(skipped, notRead...)
-		for _, err := range skipped {
-			fmt.Fprintf(e.stderr, "iosched: %v\n", err)
-		}
-		err := auditFix(e, out, system.Files, fixable, opt)
-		if err == nil && len(skipped) > 0 {
-			return errFound{status: exitUsage}
-		}
-		return err
-	}
-	for _, err := range skipped {
-		fmt.Fprintf(e.stderr, "iosched: %v\n", err)
-	}
-	for i, f := range found {
-		last := i+1 == len(found) || found[i+1].File != f.File || found[i+1].Line != f.Line || found[i+1].ViaRUN
+// auditRun prints the findings of the rules of paths (the system's
+// rules directories when there are none) and, for the system, the other
+// writers and the converted copies whose original changed since --fix.
+func auditRun(e env, out io.Writer, paths []string) error {
+	a := rulesaudit.Audit(paths, e.rulesDirs)
+	skipped := a.Skipped
+	e.printErrs(skipped...)
+	for i, f := range a.Found {
+		next := i + 1
+		last := next == len(a.Found) || a.Found[next].File != f.File || a.Found[next].Line != f.Line || a.Found[next].ViaRUN
 		fmt.Fprintln(out, f.Text(last || f.ViaRUN))
 	}
-	var others []writers.Writer
+	blind := 0 // writes that do not compare first
 	if len(paths) == 0 && e.root != "" {
 		ws, err := writers.Find(e.root)
-		others = ws
 		if err != nil {
 			skipped = append(skipped, err)
-			fmt.Fprintf(e.stderr, "iosched: %v\n", err)
+			e.printErrs(err)
 		}
-	}
-	blind := 0 // writes that do not compare first
-	for _, w := range others {
-		fmt.Fprintln(out, w)
-		if w.Conditional == "" {
-			blind++
+		for _, w := range ws {
+			fmt.Fprintln(out, w)
+			if w.Conditional == "" {
+				blind++
+			}
 		}
 	}
 	var stale []string
 	if len(paths) == 0 && len(e.rulesDirs) > 0 {
 		var err error
-		stale, err = rulesaudit.Stale(e.rulesDirs[0])
-		if err != nil {
+		if stale, err = rulesaudit.Stale(e.rulesDirs[0]); err != nil {
 			skipped = append(skipped, err)
-			fmt.Fprintf(e.stderr, "iosched: %v\n", err)
+			e.printErrs(err)
 		}
 		for _, s := range stale {
 			fmt.Fprintln(out, s)
 		}
 	}
 	conflicts := 0
-	for _, f := range addOnly {
-		t := rulesaudit.AddOnlyText(f, policy)
-		if strings.Contains(t, "\n") {
+	for _, f := range a.AddOnly {
+		if rulesaudit.Conflicts(f, a.Policy) {
 			conflicts++
 		}
-		fmt.Fprintln(out, t)
+		fmt.Fprintln(out, rulesaudit.AddOnlyText(f, a.Policy))
 	}
-	where := humanList(read)
+	where := humanList(a.Read)
 	if where == "" {
 		where = "nowhere: no rules directory exists"
 	}
-	if len(found) > 0 {
+	if len(a.Found) > 0 {
 		fmt.Fprintf(out, "%d write(s) of freezing queue attributes on change events in %d file(s) read from %s\n",
-			len(found), len(readable), where)
+			len(a.Found), len(a.Files), where)
 	} else {
 		fmt.Fprintf(out, "no rule writes a freezing queue attribute on change events (%d file(s) read from %s)\n",
-			len(readable), where)
+			len(a.Files), where)
 	}
 	if blind > 0 {
 		fmt.Fprintf(out, "%d write(s) of queue attributes at boot outside udev's rules, none comparing first\n", blind)
@@ -201,177 +148,91 @@ func auditRun(e env, out io.Writer, paths []string, opt fixOptions) error {
 	}
 	switch {
 	case len(skipped) > 0:
-		return errFound{n: len(found), status: exitUsage}
-	case len(found)+conflicts+blind+len(stale) > 0:
-		return errFound{n: len(found) + conflicts + blind + len(stale)}
+		return errFound{n: len(a.Found), status: exitUsage}
+	case len(a.Found)+conflicts+blind+len(stale) > 0:
+		return errFound{n: len(a.Found) + conflicts + blind + len(stale)}
 	}
 	return nil
 }
 
-// fixOptions are audit's --fix, --dry-run and --renamed-schedulers.
-type fixOptions struct{ fix, dry, renamed bool }
-
-// udevdReads splits files into those udevd reads (one of system, the
-// files List found in the rules directories, by absolute path) and an
-// error for each other one: audited, never fixed.
-func udevdReads(files, system, dirs []string) ([]string, []error) {
-	reads := map[string]bool{}
-	byName := map[string]string{}
-	for _, f := range system {
-		a, _ := filepath.Abs(f)
-		reads[a] = true
-		byName[filepath.Base(f)] = f
-	}
-	var fixable []string
-	var not []error
-	for _, f := range files {
-		a, err := filepath.Abs(f)
-		if err == nil && reads[a] {
-			fixable = append(fixable, a)
-			continue
-		}
-		why := "it is not in udev's rules directories (" + strings.Join(dirs, ", ") + ")"
-		if other, ok := byName[filepath.Base(f)]; ok {
-			why = "udevd reads " + other + " in its place"
-		} else if inDirs(f, dirs) {
-			why = "udevd does not read it: a file of the same name in an earlier directory masks it"
-		}
-		not = append(not, fmt.Errorf("%s: audited, not fixed: %s", f, why))
-	}
-	return fixable, not
-}
-
-// inDirs reports whether f is a file of one of dirs.
-func inDirs(f string, dirs []string) bool {
-	for _, d := range dirs {
-		if filepath.Clean(filepath.Dir(f)) == filepath.Clean(d) {
-			return true
-		}
-	}
-	return false
-}
-
 // auditFix writes (or with dry, shows) the files that convert the rules
-// of fixable, in place; system is every file udevd reads, in its order.
-func auditFix(e env, out io.Writer, system, fixable []string, opt fixOptions) error {
-	dry := opt.dry
-	target := e.rulesDirs[0]
-	abs := make([]string, len(system))
-	for i, f := range system {
-		a, err := filepath.Abs(f)
-		if err != nil {
-			return fmt.Errorf("audit --fix: %w", err)
-		}
-		abs[i] = a
-	}
-	// A named file udevd reads that is not among the system's (a
-	// directory given twice) is read in its own place.
-	plan, err := rulesaudit.PlanFix(rulesaudit.FixInput{Read: abs, Fix: fixable, Target: target, Sys: string(e.sys), RenamedSchedulers: opt.renamed})
-	var notConverted error // the refusals: the files they name stay as they are
-	if refusedFiles(err) > 0 {
-		notConverted, err = err, nil
-	}
-	if err == nil && dry {
-		// What ApplyFix checks first, so that the dry run exits as
-		// --fix would.
-		err = rulesaudit.CheckFix(target, plan)
-	}
+// a read that udevd reads, in place; the others are reported and exit 2.
+func auditFix(e env, out io.Writer, a rulesaudit.Report, dry, renamed bool) error {
+	fixable, notRead := a.Fixable()
+	skipped := append(a.Skipped, notRead...)
+	e.printErrs(skipped...)
+	plan, refused, err := a.PlanFixes(fixable, string(e.sys), renamed, dry)
 	if err == nil && len(plan) == 0 {
-		err = notConverted
+		err = refused
 	}
-	if refusedFiles(err) > 0 {
-		printRefused(e, errors.Join(notConverted, err))
-		fmt.Fprintln(e.stderr, "iosched: audit --fix: nothing written")
-		return errFound{status: exitUsage}
-	}
-	if err != nil {
-		return fmt.Errorf("audit --fix: %w", err)
+	if err := e.fixFailed(refused, err); err != nil {
+		return err
 	}
 	if len(plan) == 0 {
 		fmt.Fprintln(out, "nothing to fix: no rule writes a freezing queue attribute on change events")
-		return nil
+		return fixStatus(skipped)
 	}
 	for _, c := range plan {
 		for _, n := range c.Notes {
 			fmt.Fprintf(out, "%s\n", n)
 		}
 	}
+	did := "would convert"
 	if dry {
 		for _, c := range plan {
 			fmt.Fprint(out, rulesaudit.Diff(c.Source, c.Path, string(c.Base), string(c.Data)))
 		}
-		return partly(e, notConverted, len(plan), "would convert")
-	}
-	if err := rulesaudit.ApplyFix(target, plan); err != nil {
-		if refusedFiles(err) > 0 {
-			printRefused(e, errors.Join(notConverted, err))
-			fmt.Fprintln(e.stderr, "iosched: audit --fix: nothing written")
-			return errFound{status: exitUsage}
+	} else {
+		if err := e.fixFailed(refused, rulesaudit.ApplyFix(a.Dirs[0], plan)); err != nil {
+			return err
 		}
-		return fmt.Errorf("audit --fix: %w", err)
-	}
-	for _, c := range plan {
-		if c.Path == c.Source {
-			fmt.Fprintf(out, "converted %s in place\n", c.Path)
-		} else {
-			fmt.Fprintf(out, "wrote %s: %s converted, in its place\n", c.Path, c.Source)
-		}
-	}
-	fmt.Fprintf(out, "recorded in %s; `iosched audit --undo` puts back what was there\n", filepath.Join(target, rulesaudit.ManifestName))
-	fmt.Fprintln(out, "apply with: udevadm control --reload")
-	return partly(e, notConverted, len(plan), "converted")
-}
-
-// exitPartly is audit --fix's status when it converted some files and
-// refused others, which it left as they were.
-const exitPartly = 3
-
-// partly reports the files refused beside n converted ones: exit
-// status exitPartly when there are any.
-func partly(e env, notConverted error, n int, did string) error {
-	m := refusedFiles(notConverted)
-	if m == 0 {
-		return nil
-	}
-	printRefused(e, notConverted)
-	fmt.Fprintf(e.stderr, "iosched: audit --fix: partly converted: %s %d file(s); %d file(s) refused above, left as they were\n", did, n, m)
-	return errFound{status: exitPartly}
-}
-
-// refusedFiles counts the files err's refusals name.
-func refusedFiles(err error) int {
-	files := map[string]bool{}
-	var walk func(error)
-	walk = func(err error) {
-		var r rulesaudit.Refusal
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
+		did = "converted"
+		for _, c := range plan {
+			if c.Path == c.Source {
+				fmt.Fprintf(out, "converted %s in place\n", c.Path)
+			} else {
+				fmt.Fprintf(out, "wrote %s: %s converted, in its place\n", c.Path, c.Source)
 			}
-		} else if errors.As(err, &r) {
-			files[r.File] = true
 		}
+		fmt.Fprintf(out, "recorded in %s; `iosched audit --undo` puts back what was there\n", filepath.Join(a.Dirs[0], rulesaudit.ManifestName))
+		fmt.Fprintln(out, "apply with: udevadm control --reload")
+	}
+	if m := rulesaudit.RefusedFiles(refused); m > 0 {
+		e.reportErr(refused)
+		fmt.Fprintf(e.stderr, "iosched: audit --fix: partly converted: %s %d file(s); %d file(s) refused above, left as they were\n", did, len(plan), m)
+		return errFound{status: exitPartly}
+	}
+	return fixStatus(skipped)
+}
+
+// fixFailed is what stops --fix as a whole: refusals (exit 2, nothing
+// written; refused are those that would have left only their files as
+// they are) or a failure.
+func (e env) fixFailed(refused, err error) error {
+	if rulesaudit.RefusedFiles(err) > 0 {
+		e.reportErr(errors.Join(refused, err))
+		fmt.Fprintln(e.stderr, "iosched: audit --fix: nothing written")
+		return errFound{status: exitUsage}
 	}
 	if err != nil {
-		walk(err)
+		return fmt.Errorf("audit --fix: %w", err)
 	}
-	return len(files)
+	return nil
 }
 
-// printRefused prints err's refusals, one a line, each quoted value
-// clipped.
-func printRefused(e env, err error) {
-	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(line))
+// fixStatus is exit 2 when --fix skipped a file it was asked to read.
+func fixStatus(skipped []error) error {
+	if len(skipped) > 0 {
+		return errFound{status: exitUsage}
 	}
+	return nil
 }
 
 // auditForget drops the journal's record of each file, leaving it as
 // it is: the way out for a converted file the user edited since.
 func auditForget(e env, out io.Writer, files []string) error {
-	target := e.rulesDirs[0]
 	for _, f := range files {
-		if err := rulesaudit.Forget(target, f); err != nil {
+		if err := rulesaudit.Forget(e.rulesDirs[0], f); err != nil {
 			return fmt.Errorf("audit --undo --forget: %w", err)
 		}
 		fmt.Fprintf(out, "forgot %s: kept as it is; --undo no longer puts back what was there before --fix\n", f)
@@ -394,10 +255,10 @@ func auditUndo(e env, out io.Writer) error {
 	for _, k := range res.Kept {
 		fmt.Fprintf(e.stderr, "iosched: %s\n", k)
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if len(res.Removed)+len(res.Restored)+len(res.Gone)+len(res.Kept) == 0 {
+	case len(res.Removed)+len(res.Restored)+len(res.Gone)+len(res.Kept) == 0:
 		fmt.Fprintln(out, "nothing to undo")
 		return nil
 	}
@@ -408,6 +269,13 @@ func auditUndo(e env, out io.Writer) error {
 		return errFound{}
 	}
 	return nil
+}
+
+// printErrs reports each error on its own stderr line, as it is.
+func (e env) printErrs(errs ...error) {
+	for _, err := range errs {
+		fmt.Fprintf(e.stderr, "iosched: %v\n", err)
+	}
 }
 
 // humanList joins names as a person writes a list: "a", "a and b",
