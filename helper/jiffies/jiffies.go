@@ -14,6 +14,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // HZ is a kernel's tick rate.
@@ -47,6 +50,29 @@ const Every = 20
 
 // ErrUnknown means the kernel's HZ could not be found.
 var ErrUnknown = errors.New("the kernel's HZ is unknown")
+
+// Running finds the running kernel's HZ under "/" (Find) once, and
+// only when a value kept in jiffies asks: the configuration is a gzip
+// stream most runs never need.
+func Running() func() (HZ, string, error) {
+	var (
+		once sync.Once
+		hz   HZ
+		src  string
+		err  error
+	)
+	return func() (HZ, string, error) {
+		once.Do(func() {
+			var u unix.Utsname
+			if err = unix.Uname(&u); err != nil {
+				err = fmt.Errorf("%w: uname: %w", ErrUnknown, err)
+				return
+			}
+			hz, src, err = Find("/", unix.ByteSliceToString(u.Release[:]))
+		})
+		return hz, src, err
+	}
+}
 
 // Find reads CONFIG_HZ of the running kernel (release as uname -r
 // prints it) under root: first proc/config.gz, the kernel's own build

@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Index is the module directory of the running kernel,
@@ -25,6 +27,34 @@ type Index string
 // ForRelease returns the index for a kernel release under root ("/").
 func ForRelease(root, release string) Index {
 	return Index(filepath.Join(root, "lib", "modules", release))
+}
+
+// Running is the index of the running kernel; "" (no module loadable)
+// when uname(2) fails.
+func Running() Index {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return ""
+	}
+	return ForRelease("/", unix.ByteSliceToString(u.Release[:]))
+}
+
+// LoadableOnce is Loadable of index(), each name asked once: a policy's
+// read-only pass asks and the pass under the lock asks again, the index
+// does not change in between, and reading it is the slowest part of a
+// udev run that needs a module.
+func LoadableOnce(index func() Index) func(sched string) (bool, error) {
+	seen := map[string]bool{}
+	return func(sched string) (bool, error) {
+		if ok, asked := seen[sched]; asked {
+			return ok, nil
+		}
+		ok, err := index().Loadable(sched)
+		if err == nil {
+			seen[sched] = ok
+		}
+		return ok, err
+	}
 }
 
 // Loadable reports whether modprobe would find a module for the name

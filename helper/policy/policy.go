@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/iosched/iosched/helper/queueattr"
@@ -253,4 +254,46 @@ func Clip(s string) string {
 		return s
 	}
 	return fmt.Sprintf("%q... (%d bytes)", s[:MaxShown], len(s))
+}
+
+// ClipQuoted cuts every Go-quoted string in msg whose value is longer
+// than MaxShown bytes to its first MaxShown bytes, "..." and its
+// length. A hand-written scan, not a regexp: compiling one at start-up
+// would cost every udev event.
+func ClipQuoted(msg string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(msg, '"')
+		if i < 0 {
+			break
+		}
+		j := i + 1
+		for j < len(msg) && msg[j] != '"' {
+			if msg[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(msg) {
+			break // no closing quote: leave the rest as it is
+		}
+		b.WriteString(msg[:i])
+		b.WriteString(clipOne(msg[i : j+1]))
+		msg = msg[j+1:]
+	}
+	b.WriteString(msg)
+	return b.String()
+}
+
+// clipOne cuts one quoted string q.
+func clipOne(q string) string {
+	raw, err := strconv.Unquote(q)
+	if err != nil {
+		raw = q[1 : len(q)-1]
+	}
+	if len(raw) <= MaxShown {
+		return q
+	}
+	cut := strconv.Quote(raw[:MaxShown])
+	return fmt.Sprintf("%s...\" (%d bytes)", cut[:len(cut)-1], len(raw))
 }

@@ -543,3 +543,24 @@ func TestReadsOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestClipQuoted(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	tests := []struct{ in, want string }{
+		{`short "abc" stays`, `short "abc" stays`},
+		{`"` + strings.Repeat("y", 64) + `"`, `"` + strings.Repeat("y", 64) + `"`},
+		{`bad value "` + long + `": want`, `bad value "` + strings.Repeat("x", 64) + `..." (100 bytes): want`},
+		{`two "` + long + `" and "` + long + `"`, `two "` + strings.Repeat("x", 64) + `..." (100 bytes) and "` + strings.Repeat("x", 64) + `..." (100 bytes)`},
+		// Escapes count as the bytes they stand for and are never split.
+		{`"` + strings.Repeat(`\n`, 70) + `"`, `"` + strings.Repeat(`\n`, 64) + `..." (70 bytes)`},
+		{`no quotes at all`, `no quotes at all`},
+		{`unclosed "` + long, `unclosed "` + long},
+		{`an escaped quote inside: "` + long + `\"x" stays inside`, `an escaped quote inside: "` + strings.Repeat("x", 64) + `..." (102 bytes) stays inside`},
+		{`""`, `""`},
+	}
+	for _, tt := range tests {
+		if got := ClipQuoted(tt.in); got != tt.want {
+			t.Errorf("ClipQuoted(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -53,11 +53,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/iosched/iosched/helper/disklock"
 	"github.com/iosched/iosched/helper/jiffies"
@@ -106,48 +102,18 @@ func main() {
 		sys:       sysfs.Default,
 		dev:       "/dev",
 		locks:     disklock.Default,
-		modules:   runningKernelModules,
+		modules:   kmod.Running,
 		udev:      udevdb.Policy,
 		rulesDirs: rulesaudit.Dirs,
 		root:      "/",
 		geteuid:   os.Geteuid,
-		hz:        runningKernelHZ(),
+		hz:        jiffies.Running(),
 	}
 	args := os.Args[1:]
 	if filepath.Base(os.Args[0]) == "iosched-udev" {
 		args = append([]string{"udev"}, args...)
 	}
 	os.Exit(run(e, args))
-}
-
-func runningKernelModules() kmod.Index {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return ""
-	}
-	return kmod.ForRelease("/", unix.ByteSliceToString(u.Release[:]))
-}
-
-// runningKernelHZ finds HZ once, and only when a value kept in jiffies
-// asks: the configuration is a gzip stream most runs never need.
-func runningKernelHZ() func() (jiffies.HZ, string, error) {
-	var (
-		once sync.Once
-		hz   jiffies.HZ
-		src  string
-		err  error
-	)
-	return func() (jiffies.HZ, string, error) {
-		once.Do(func() {
-			var u unix.Utsname
-			if err = unix.Uname(&u); err != nil {
-				err = fmt.Errorf("%w: uname: %w", jiffies.ErrUnknown, err)
-				return
-			}
-			hz, src, err = jiffies.Find("/", unix.ByteSliceToString(u.Release[:]))
-		})
-		return hz, src, err
-	}
 }
 
 // command is one subcommand: its synopsis (after "iosched "), what
@@ -339,7 +305,7 @@ func run(e env, args []string) int {
 	}
 	c, ok := lookupCommand(name)
 	if !ok {
-		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(fmt.Sprintf("unknown command %q", name)))
+		fmt.Fprintf(e.stderr, "iosched: %s\n", policy.ClipQuoted(fmt.Sprintf("unknown command %q", name)))
 		fmt.Fprint(e.stderr, topUsage())
 		return exitUsage
 	}
@@ -378,48 +344,6 @@ func run(e env, args []string) int {
 // each on its own line), each quoted value clipped.
 func (e env) reportErr(err error) {
 	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(line))
+		fmt.Fprintf(e.stderr, "iosched: %s\n", policy.ClipQuoted(line))
 	}
-}
-
-// clipQuoted cuts every Go-quoted string in msg whose value is longer
-// than policy.MaxShown bytes to its first policy.MaxShown bytes, "..." and its length.
-// A hand-written scan, not a regexp: compiling one at start-up would
-// cost every udev event.
-func clipQuoted(msg string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(msg, '"')
-		if i < 0 {
-			break
-		}
-		j := i + 1
-		for j < len(msg) && msg[j] != '"' {
-			if msg[j] == '\\' {
-				j++
-			}
-			j++
-		}
-		if j >= len(msg) {
-			break // no closing quote: leave the rest as it is
-		}
-		b.WriteString(msg[:i])
-		b.WriteString(clipOne(msg[i : j+1]))
-		msg = msg[j+1:]
-	}
-	b.WriteString(msg)
-	return b.String()
-}
-
-// clipOne cuts one quoted string q.
-func clipOne(q string) string {
-	raw, err := strconv.Unquote(q)
-	if err != nil {
-		raw = q[1 : len(q)-1]
-	}
-	if len(raw) <= policy.MaxShown {
-		return q
-	}
-	cut := strconv.Quote(raw[:policy.MaxShown])
-	return fmt.Sprintf("%s...\" (%d bytes)", cut[:len(cut)-1], len(raw))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/iosched/iosched/helper/apply"
 	"github.com/iosched/iosched/helper/blockdev"
+	"github.com/iosched/iosched/helper/kmod"
 	"github.com/iosched/iosched/helper/policy"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
@@ -55,26 +56,13 @@ func (e env) resolver() blockdev.Resolver {
 
 // disk is the policy.Disk of q in this environment.
 func (e env) disk(q apply.Queue) policy.Disk {
-	// Apply asks once in its read-only pass and again under the lock;
-	// the module index does not change in between, and reading it is
-	// the slowest part of a udev run that needs a module.
-	loadable := map[string]bool{}
 	return policy.Disk{
-		Queue: q,
-		Sys:   e.sys,
-		Locks: e.locks,
-		Dev:   e.dev,
-		HZ:    e.hz,
-		Loadable: func(name string) (bool, error) {
-			if ok, seen := loadable[name]; seen {
-				return ok, nil
-			}
-			ok, err := e.modules().Loadable(name)
-			if err == nil {
-				loadable[name] = ok
-			}
-			return ok, err
-		},
+		Queue:    q,
+		Sys:      e.sys,
+		Locks:    e.locks,
+		Dev:      e.dev,
+		HZ:       e.hz,
+		Loadable: kmod.LoadableOnce(e.modules),
 	}
 }
 

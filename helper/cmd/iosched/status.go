@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/iosched/iosched/helper/policy"
 	"github.com/iosched/iosched/helper/status"
 	"github.com/iosched/iosched/helper/udevdb"
 )
@@ -98,7 +99,7 @@ func (e env) checkRows(rows []status.Row) error {
 		if len(r.Writers) > 0 {
 			why += "; another writer is configured: " + strings.Join(r.Writers, "; ")
 		}
-		fmt.Fprintf(e.stderr, "iosched: %s\n", clipQuoted(fmt.Sprintf("%s: policy does not hold: %s", r.Disk, why)))
+		fmt.Fprintf(e.stderr, "iosched: %s\n", policy.ClipQuoted(fmt.Sprintf("%s: policy does not hold: %s", r.Disk, why)))
 		failed++
 	}
 	if failed > 0 {
