@@ -307,24 +307,6 @@ zram0    -            -                           no          -                -
 	}
 }
 
-func TestWantedText(t *testing.T) {
-	empty, list := "", "bfq,none"
-	tests := []struct {
-		row  status.Row
-		want string
-	}{
-		{status.Row{}, "-"},
-		{status.Row{NoUdevDB: true, Note: "udev database not readable"}, "?"},
-		{status.Row{Wanted: &empty}, "(opted out)"},
-		{status.Row{Wanted: &list}, "bfq,none"},
-	}
-	for _, tt := range tests {
-		if got := wantedText(tt.row); got != tt.want {
-			t.Errorf("wantedText(%+v) = %q, want %q", tt.row, got, tt.want)
-		}
-	}
-}
-
 // TestStatusEscapes: a recorded value with escape sequences, tabs or
 // bytes that are not UTF-8 comes out quoted in the table, and as valid
 // JSON that decodes to U+FFFD for the bad byte.
