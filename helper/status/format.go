@@ -40,8 +40,8 @@ func (s Source) Write(w io.Writer, rows []Row, format string) error {
 		return err
 	}
 	for _, r := range rows {
-		for _, w := range r.Writers {
-			fmt.Fprintf(out, "%s: drifted; %s\n", cell(r.Disk), cell(w))
+		for _, other := range r.Writers {
+			fmt.Fprintf(out, "%s: drifted; %s\n", cell(r.Disk), cell(other))
 		}
 	}
 	return out.Flush()

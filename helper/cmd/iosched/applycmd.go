@@ -10,12 +10,6 @@ import (
 	"github.com/iosched/iosched/helper/udevdb"
 )
 
-// errReported makes a command exit 1 after it has named each failure on
-// stderr itself.
-type errReported struct{ n int }
-
-func (e errReported) Error() string { return fmt.Sprintf("%d disk(s) failed", e.n) }
-
 // cmdApply brings disks to the policy udev recorded for them, without an
 // event: the udev database stands in for the event's environment, and
 // the writes go through the same compare-first path as `set` and `udev`.
@@ -71,7 +65,7 @@ func cmdApply(e env, args []string) error {
 		return err
 	}
 	if failed > 0 {
-		return errReported{failed}
+		return reported(exitFailure)
 	}
 	return nil
 }

@@ -12,24 +12,6 @@ import (
 	"github.com/iosched/iosched/helper/writers"
 )
 
-// errFound ends audit with a status and no further message: what it has
-// to say is printed already.
-type errFound struct {
-	n      int // findings
-	status int // 0: exitFailure
-}
-
-func (e errFound) Error() string {
-	return fmt.Sprintf("%d rule(s) freeze queues on change events", e.n)
-}
-
-func (e errFound) exit() int {
-	if e.status != 0 {
-		return e.status
-	}
-	return exitFailure
-}
-
 // exitPartly is audit --fix's status when it converted some files and
 // refused others, which it left as they were.
 const exitPartly = 3
@@ -148,9 +130,9 @@ func auditRun(e env, out io.Writer, paths []string) error {
 	}
 	switch {
 	case len(skipped) > 0:
-		return errFound{n: len(a.Found), status: exitUsage}
+		return reported(exitUsage)
 	case len(a.Found)+conflicts+blind+len(stale) > 0:
-		return errFound{n: len(a.Found) + conflicts + blind + len(stale)}
+		return reported(exitFailure)
 	}
 	return nil
 }
@@ -200,7 +182,7 @@ func auditFix(e env, out io.Writer, a rulesaudit.Report, dry, renamed bool) erro
 	if m := rulesaudit.RefusedFiles(refused); m > 0 {
 		e.reportErr(refused)
 		fmt.Fprintf(e.stderr, "iosched: audit --fix: partly converted: %s %d file(s); %d file(s) refused above, left as they were\n", did, len(plan), m)
-		return errFound{status: exitPartly}
+		return reported(exitPartly)
 	}
 	return fixStatus(skipped)
 }
@@ -212,7 +194,7 @@ func (e env) fixFailed(refused, err error) error {
 	if rulesaudit.RefusedFiles(err) > 0 {
 		e.reportErr(errors.Join(refused, err))
 		fmt.Fprintln(e.stderr, "iosched: audit --fix: nothing written")
-		return errFound{status: exitUsage}
+		return reported(exitUsage)
 	}
 	if err != nil {
 		return fmt.Errorf("audit --fix: %w", err)
@@ -223,7 +205,7 @@ func (e env) fixFailed(refused, err error) error {
 // fixStatus is exit 2 when --fix skipped a file it was asked to read.
 func fixStatus(skipped []error) error {
 	if len(skipped) > 0 {
-		return errFound{status: exitUsage}
+		return reported(exitUsage)
 	}
 	return nil
 }
@@ -266,7 +248,7 @@ func auditUndo(e env, out io.Writer) error {
 		fmt.Fprintln(out, "apply with: udevadm control --reload")
 	}
 	if len(res.Kept) > 0 {
-		return errFound{}
+		return reported(exitFailure)
 	}
 	return nil
 }

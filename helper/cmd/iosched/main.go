@@ -252,6 +252,12 @@ func usagef(format string, a ...any) error {
 	return usageError{fmt.Errorf(format, a...)}
 }
 
+// reported ends a command with this exit status and no further
+// message: it has printed what it had to say.
+type reported int
+
+func (r reported) Error() string { return fmt.Sprintf("exit status %d", int(r)) }
+
 // errHelp: the command printed its usage on request; exit 0.
 var errHelp = errors.New("help requested")
 
@@ -320,13 +326,9 @@ func run(e env, args []string) int {
 		}
 		return exitOK
 	}
-	var found errFound
-	if errors.As(err, &found) {
-		return found.exit()
-	}
-	var reported errReported
-	if errors.As(err, &reported) {
-		return exitFailure
+	var done reported
+	if errors.As(err, &done) {
+		return int(done)
 	}
 	e.reportErr(err)
 	var ue usageError

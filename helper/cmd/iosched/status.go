@@ -66,7 +66,7 @@ func (e env) checkRows(rows []status.Row) error {
 		failed++
 	}
 	if failed > 0 {
-		return errReported{failed}
+		return reported(exitFailure)
 	}
 	return nil
 }
