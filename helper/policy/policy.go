@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iosched/iosched/helper/pin"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
 )
@@ -40,6 +41,28 @@ type Policy struct {
 
 // Empty reports whether the policy asks for nothing.
 func (p Policy) Empty() bool { return p.Wanted == nil && !p.Keep && len(p.Settings) == 0 }
+
+// Pin is the pin that keeps p for the disk udev knows as key=value
+// (pin.Identity): its properties as the rules record them.
+func (p Policy) Pin(key, value string) pin.Pin {
+	rule := pin.Pin{Key: key, Value: value}
+	if p.Wanted != nil || p.Keep {
+		rule.Props = append(rule.Props, [2]string{queueattr.Property(queueattr.Scheduler), p.Source.List})
+	}
+	for _, s := range p.Settings {
+		rule.Props = append(rule.Props, [2]string{queueattr.Property(s.Spec.Name), s.Value})
+	}
+	return rule
+}
+
+// String is p as a command line gives it: the list, then ATTR=VALUE.
+func (p Policy) String() string {
+	parts := []string{p.Source.List}
+	for _, s := range p.Settings {
+		parts = append(parts, s.Spec.Name+"="+s.Value)
+	}
+	return strings.TrimSpace(strings.Join(parts, " "))
+}
 
 // ErrConflict is returned for settings that cannot hold together: the
 // same attribute twice, or two names of one kernel value.

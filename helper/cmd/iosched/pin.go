@@ -3,11 +3,9 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/iosched/iosched/helper/pin"
 	"github.com/iosched/iosched/helper/policy"
-	"github.com/iosched/iosched/helper/queueattr"
 )
 
 // pinFile is the pins file under the filesystem root.
@@ -51,15 +49,7 @@ func cmdPin(e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w: nothing pinned (a rule by kernel name, or iosched.scheduler=%s:LIST, is what remains)", disk, err, disk)
 	}
-	rule := pin.Pin{Key: key, Value: value}
-	if p.Wanted != nil || p.Keep {
-		rule.Props = append(rule.Props, [2]string{queueattr.Property(queueattr.Scheduler), p.Source.List})
-	}
-	var shown []string
-	for _, s := range p.Settings {
-		rule.Props = append(rule.Props, [2]string{queueattr.Property(s.Spec.Name), s.Value})
-		shown = append(shown, s.Spec.Name+"="+s.Value)
-	}
+	rule := p.Pin(key, value)
 	if err := rule.Check(); err != nil {
 		return usagef("%s: %w", disk, err)
 	}
@@ -70,8 +60,7 @@ func cmdPin(e env, args []string) error {
 	if err := f.Set(rule); err != nil {
 		return fmt.Errorf("%s: %w", disk, err)
 	}
-	what := strings.TrimSpace(p.Source.List + " " + strings.Join(shown, " "))
-	return writeOut(e, fmt.Sprintf("%s: pinned by %s: %s (%s; from the disk's next event)\n", disk, rule.ID(), what, f.Path()))
+	return writeOut(e, fmt.Sprintf("%s: pinned by %s: %s (%s; from the disk's next event)\n", disk, rule.ID(), p, f.Path()))
 }
 
 func cmdUnpin(e env, args []string) error {
