@@ -92,7 +92,7 @@ _iosched() {
 		;;
 	audit)
 		if [[ $cur == -* ]]; then
-			mapfile -t COMPREPLY < <(compgen -W "--fix --dry-run --undo --help --" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "--fix --dry-run --renamed-schedulers --undo --forget --help --" -- "$cur")
 			return
 		fi
 		compopt -o filenames 2>/dev/null

@@ -11,37 +11,16 @@
 //	iosched apply [--dry-run] [DEVICE...]
 //	iosched pin DEVICE [SCHEDULER[,SCHEDULER...]] [ATTR=VALUE...]
 //	iosched unpin DEVICE
-//	iosched audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]
+//	iosched audit [--fix [--dry-run] [--renamed-schedulers] | --undo [--forget FILE...]] [RULES-FILE-OR-DIR...]
 //	iosched probe [--runs N]
 //	iosched help [COMMAND]
 //	iosched version
 //
-// DEVICE is a kernel name (sda, nvme0n1, loop3), a /dev path or a /sys
-// path; a partition means its whole disk. The list is ordered: the first
-// scheduler the disk can use wins, and a final "keep" leaves the
-// scheduler as it is when none can. ATTR is a queue attribute such as
-// wbt_lat_usec or read_ahead_kb, or iosched/NAME for a tunable of the
-// scheduler; each is written only if the kernel would change it, after
-// the scheduler, and all are checked against the queue before anything
-// is written (package policy). "udev" is the entry point for a udev RUN+= rule: it reads
-// ACTION, DEVPATH, DEVTYPE, IOSCHED_SCHEDULER, IOSCHED_CMDLINE,
-// IOSCHED_ATTR_<attr> and IOSCHED_TUNE_<tunable> from the environment. Installed as iosched-udev,
-// the program runs "udev".
-//
-// "apply" does what "udev" does, for every disk or the DEVICEs named,
-// with the policy read from the udev database instead of an event.
-// "status --check" exits 1 when a disk's recorded policy does not hold;
-// "status --format=prometheus" prints it for node_exporter.
-//
-// "audit" lists udev rules that write a queue attribute whose every write
-// freezes the queue (ATTR{} on change events), with the iosched rule that
-// replaces each; it exits 1 when it finds any. "probe" attaches a
-// throwaway loop device and times unchanged writes of the scheduler and of
-// each such attribute, to tell whether this kernel still freezes for
-// nothing.
-//
-// Flags may follow the positional arguments; "--" ends them. "iosched
-// help CMD" and "iosched CMD --help" print CMD's usage.
+// Each command's entry in the commands table below, printed by
+// "iosched help CMD", says what it does; man/iosched.8.md says more.
+// Installed as iosched-udev, the program runs "udev", the entry point of
+// a udev RUN+= rule. Flags may follow the positional arguments; "--"
+// ends them.
 //
 // Exit status: 0 done or nothing to do, 1 failure, 2 usage or bad input.
 package main
@@ -159,14 +138,21 @@ disk with none is refused. It applies from the disk's next event.
 `, cmdPin},
 		{"unpin", "unpin DEVICE", `Remove DEVICE's pin; the file goes with the last one.
 `, cmdUnpin},
-		{"audit", "audit [--fix [--dry-run] | --undo] [RULES-FILE-OR-DIR...]", `List udev rules that write a freezing queue attribute on change events:
+		{"audit", "audit [--fix [--dry-run] [--renamed-schedulers] | --undo [--forget FILE...]] [RULES-FILE-OR-DIR...]", `List udev rules that write a freezing queue attribute on change events:
 exit 0 when there are none, 1 when there are any, 2 when a rules file or
 directory could not be read (reported and skipped). Without arguments,
-read udev's rules directories.
-  --fix      write the converted rules to /etc/udev/rules.d (overrides of
-             the same name and a 61-iosched-migrated-NAME.rules each)
+read udev's rules directories and list the other writers too.
+  --fix      convert each rules file udevd reads in place, into a file of
+             the same name in /etc/udev/rules.d; exit 3 when it converted
+             some files and refused others, 2 when it refused them all
   --dry-run  with --fix: print the files it would write as a unified diff
-  --undo     remove the files --fix wrote, unless changed since
+  --renamed-schedulers
+             with --fix: convert writes of "noop" and "cfq", which fail
+             today, to "none" and "bfq" rather than drop them
+  --undo     put back what --fix changed, unless changed since
+  --forget FILE...
+             with --undo: drop the journal's record of each FILE, which
+             stays as it is
 `, cmdAudit},
 		{"probe", "probe [--runs N]", `Attach a throwaway loop device (root only) and time unchanged writes of
 the scheduler and of each freezing attribute.
