@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -75,6 +76,22 @@ func (r Resolver) Resolve(arg string) (Device, error) {
 		sysdir = r.Sys.Path("class", "block", arg)
 	}
 	return r.fromSysdir(arg, sysdir)
+}
+
+// Disks resolves each argument to its whole disk (Resolve), each disk
+// once, in the order first named; the first bad argument is the error.
+func (r Resolver) Disks(args []string) ([]string, error) {
+	var disks []string
+	for _, a := range args {
+		dev, err := r.Resolve(a)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(disks, dev.Disk) {
+			disks = append(disks, dev.Disk)
+		}
+	}
+	return disks, nil
 }
 
 // listedDisk is the fast path for a whole disk: /sys/block lists whole

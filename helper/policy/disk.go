@@ -309,6 +309,23 @@ func (d Disk) Apply(plan Plan) Report {
 	return d.pass(p, false)
 }
 
+// ApplyRecorded is what udev and apply do for one disk: the policy the
+// properties keys record (FromProperties, each read by get) less what
+// Check refuses, applied, or with dryRun only checked. Bad input never
+// stops good input: each bad property and refused setting is an error,
+// and the rest is applied.
+func (d Disk) ApplyRecorded(keys []string, get func(string) string, dryRun bool) (Report, []error) {
+	p, bad := FromProperties(d.Queue.Name(), keys, get)
+	plan := d.Check(p)
+	for _, err := range plan.Refused {
+		bad = append(bad, fmt.Errorf("%w; skipped", err))
+	}
+	if dryRun {
+		return plan.Report, bad
+	}
+	return d.Apply(plan), bad
+}
+
 // anyWritable reports whether this process may open any file the pass
 // would write (access(2) with the effective ids).
 func (d Disk) anyWritable(p Policy) bool {

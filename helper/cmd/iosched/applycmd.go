@@ -25,22 +25,13 @@ func cmdApply(e env, args []string) error {
 	if named {
 		// Every argument is resolved before anything is written: bad
 		// input is exit 2 with nothing done.
-		seen := map[string]bool{}
-		for _, a := range pos {
-			dev, err := e.resolver().Resolve(a)
-			if err != nil {
-				return inputError(err)
-			}
-			if !seen[dev.Disk] {
-				seen[dev.Disk] = true
-				disks = append(disks, dev.Disk)
-			}
-		}
+		disks, err = e.resolver().Disks(pos)
+		err = inputError(err)
 	} else {
-		var err error
-		if disks, err = e.sys.Disks(); err != nil {
-			return err
-		}
+		disks, err = e.sys.Disks()
+	}
+	if err != nil {
+		return err
 	}
 	// Two lines a disk: one write(2) for all, as status does, but never
 	// holding a disk's lines back past its errors on stderr. Output that
@@ -49,7 +40,7 @@ func cmdApply(e env, args []string) error {
 	e.stdout = out
 	failed := 0
 	for _, disk := range disks {
-		err := e.applyRecorded(disk, named, *dryRun)
+		err := e.applyDisk(disk, named, *dryRun)
 		if errors.Is(err, udevdb.ErrUnavailable) {
 			return errors.Join(fmt.Errorf("apply: %w", err), flush(out))
 		}
@@ -78,10 +69,10 @@ func flush(w *bufio.Writer) error {
 	return nil
 }
 
-// applyRecorded is `iosched udev` for one disk with its properties from
+// applyDisk is `iosched udev` for one disk with its properties from
 // the udev database. A disk without a policy is nothing to do; only a
 // disk named on the command line says so.
-func (e env) applyRecorded(disk string, named, dryRun bool) error {
+func (e env) applyDisk(disk string, named, dryRun bool) error {
 	props, err := e.udev(disk)
 	if err != nil {
 		return err
@@ -97,5 +88,5 @@ func (e env) applyRecorded(disk string, named, dryRun bool) error {
 	if !q.Has("scheduler") {
 		return writeOut(e, disk+": no I/O scheduler, nothing to do\n")
 	}
-	return e.applyPolicy(e.disk(q), keys, get, dryRun)
+	return e.applyRecorded(e.disk(q), keys, get, dryRun)
 }

@@ -62,23 +62,13 @@ func cmdUdev(e env, args []string) error {
 	if !q.Has("scheduler") {
 		return writeOut(e, dev.Disk+": no I/O scheduler, nothing to do\n")
 	}
-	return e.applyPolicy(e.disk(q), props, e.getenv, false)
+	return e.applyRecorded(e.disk(q), props, e.getenv, false)
 }
 
-// applyPolicy is what udev and apply do for one disk: read the recorded
-// policy, drop what the validation pass refuses (each reported), apply
-// the rest and print what was done. Bad input never stops good input;
-// any of it makes the exit status 1.
-func (e env) applyPolicy(d policy.Disk, keys []string, get func(string) string, dryRun bool) error {
-	p, bad := policy.FromProperties(d.Queue.Name(), keys, get)
-	plan := d.Check(p)
-	for _, err := range plan.Refused {
-		bad = append(bad, fmt.Errorf("%w; skipped", err))
-	}
-	r := plan.Report
-	if !dryRun {
-		r = d.Apply(plan)
-	}
+// applyRecorded applies what the properties record to d and prints
+// what it did; bad input, reported, makes the exit status 1.
+func (e env) applyRecorded(d policy.Disk, keys []string, get func(string) string, dryRun bool) error {
+	r, bad := d.ApplyRecorded(keys, get, dryRun)
 	return errors.Join(append(bad, r.Err(), writeOut(e, r.Text(dryRun)))...)
 }
 
