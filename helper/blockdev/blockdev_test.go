@@ -131,3 +131,19 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// TestDisks: each argument to its whole disk, each disk once in the
+// order first named; a bad argument fails the whole list.
+func TestDisks(t *testing.T) {
+	r := Resolver{Sys: fixture.New(t, fixture.Standard()...), DevNum: fakeDev}
+	got, err := r.Disks([]string{"sda1", "loop0", "/dev/sda", "nvme0n1p1", "sda"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"sda", "loop0", "nvme0n1"}, got); diff != "" {
+		t.Errorf("Disks (-want +got):\n%s", diff)
+	}
+	if got, err := r.Disks([]string{"sda", "../sda"}); !errors.Is(err, ErrBadName) || got != nil {
+		t.Errorf("Disks with a bad name = %q, %v; want nil, ErrBadName", got, err)
+	}
+}

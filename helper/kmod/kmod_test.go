@@ -116,3 +116,33 @@ func TestErrorNamesPathOnce(t *testing.T) {
 		t.Errorf("error %q names %s %d times, want once", err, alias, n)
 	}
 }
+
+// TestLoadableOnce: each name's answer is looked up in the index once,
+// and an index that cannot be read is asked again.
+func TestLoadableOnce(t *testing.T) {
+	ix := writeIndex(t, "alias bfq-iosched bfq\n", "")
+	reads := 0
+	loadable := LoadableOnce(func() Index { reads++; return ix })
+	for _, name := range []string{"bfq", "kyber", "bfq", "kyber"} {
+		if _, err := loadable(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, _ := loadable("bfq"); !ok || reads != 2 {
+		t.Errorf("bfq loadable %v after %d index reads, want true after 2", ok, reads)
+	}
+	reads = 0
+	dir := t.TempDir() // modules.alias a directory: a read error
+	if err := os.Mkdir(filepath.Join(dir, "modules.alias"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	broken := LoadableOnce(func() Index { reads++; return Index(dir) })
+	for range 2 {
+		if _, err := broken("bfq"); err == nil {
+			t.Fatal("Loadable with modules.alias a directory: no error")
+		}
+	}
+	if reads != 2 {
+		t.Errorf("an unreadable index was read %d times for two questions, want 2", reads)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/iosched/iosched/helper/disklock"
 	"github.com/iosched/iosched/helper/internal/fixture"
 	"github.com/iosched/iosched/helper/jiffies"
+	"github.com/iosched/iosched/helper/pin"
 	"github.com/iosched/iosched/helper/queueattr"
 	"github.com/iosched/iosched/helper/sched"
 	"github.com/iosched/iosched/helper/sysfs"
@@ -561,6 +562,68 @@ func TestClipQuoted(t *testing.T) {
 	for _, tt := range tests {
 		if got := ClipQuoted(tt.in); got != tt.want {
 			t.Errorf("ClipQuoted(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestPolicyPin: a command line's policy as the pin's properties, in the
+// order the rules record them, and as the command line gave it.
+func TestPolicyPin(t *testing.T) {
+	p, err := Parse([]string{"bfq,keep", "iosched/slice_idle=0", "read_ahead_kb=256"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pin.Pin{Key: "ID_WWN", Value: "0x5000", Props: [][2]string{
+		{"IOSCHED_SCHEDULER", "bfq,keep"}, {"IOSCHED_ATTR_read_ahead_kb", "256"}, {"IOSCHED_TUNE_slice_idle", "0"}}}
+	if diff := cmp.Diff(want, p.Pin("ID_WWN", "0x5000")); diff != "" {
+		t.Errorf("Pin (-want +got):\n%s", diff)
+	}
+	if got, want := p.String(), "bfq,keep read_ahead_kb=256 iosched/slice_idle=0"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	p, err = Parse([]string{"nr_requests=64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][2]string{{"IOSCHED_ATTR_nr_requests", "64"}}, p.Pin("ID_PATH", "x").Props); diff != "" {
+		t.Errorf("Pin without a list (-want +got):\n%s", diff)
+	}
+	if got := p.String(); got != "nr_requests=64" {
+		t.Errorf("String() = %q, want %q", got, "nr_requests=64")
+	}
+}
+
+// TestApplyRecorded: recorded properties keep going past bad ones: the
+// good settings are written, each bad or refused one is an error, and
+// a dry run writes nothing.
+func TestApplyRecorded(t *testing.T) {
+	props := map[string]string{
+		"IOSCHED_SCHEDULER":          "mq-deadline",
+		"IOSCHED_ATTR_read_ahead_kb": "256",
+		"IOSCHED_ATTR_nr_requests":   "lots", // bad value
+		"IOSCHED_TUNE_slice_idle":    "0",    // not a tunable of mq-deadline
+		"IOSCHED_TUNE_read_expire":   "240",
+	}
+	keys, get := KeysOf(props), func(k string) string { return props[k] }
+	for _, dry := range []bool{true, false} {
+		k := newKernel()
+		r, bad := testDisk(t, k).ApplyRecorded(keys, get, dry)
+		var errs []string
+		for _, err := range bad {
+			errs = append(errs, err.Error())
+		}
+		if len(errs) != 2 || !strings.Contains(errs[0], "IOSCHED_ATTR_nr_requests") || !strings.HasSuffix(errs[1], "; skipped") {
+			t.Errorf("dry run %v: errors %q, want nr_requests's and slice_idle's, skipped", dry, errs)
+		}
+		var changed []string
+		for _, c := range r.Changes {
+			changed = append(changed, c.Attr+"="+c.To)
+		}
+		if diff := cmp.Diff([]string{"scheduler=mq-deadline", "read_ahead_kb=256", "iosched/read_expire=240"}, changed); diff != "" {
+			t.Errorf("dry run %v: changes (-want +got):\n%s", dry, diff)
+		}
+		if wrote := len(k.writes) > 0; wrote == dry {
+			t.Errorf("dry run %v: writes %q", dry, k.writes)
 		}
 	}
 }

@@ -49,3 +49,19 @@ func TestQueue(t *testing.T) {
 		t.Errorf("ReadFile error %v does not name the file", err)
 	}
 }
+
+func TestDisks(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"sdb", "loop0", "nvme0n1", "sda"} {
+		if err := os.MkdirAll(filepath.Join(root, "block", d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := FS(root).Disks()
+	if want := "loop0 nvme0n1 sda sdb"; err != nil || strings.Join(got, " ") != want {
+		t.Errorf("Disks() = %q, %v; want %q", got, err, want)
+	}
+	if _, err := FS(filepath.Join(root, "nosuch")).Disks(); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "nosuch/block") {
+		t.Errorf("Disks() of a tree without block/ = %v, want ErrNotExist naming the directory", err)
+	}
+}
