@@ -145,7 +145,7 @@ func auditFix(e env, out io.Writer, a rulesaudit.Report, dry, renamed bool) erro
 	e.printErrs(skipped...)
 	plan, refused, err := a.PlanFixes(fixable, string(e.sys), renamed, dry)
 	if err == nil && len(plan) == 0 {
-		err = refused
+		err, refused = refused, nil // every file refused: stated once
 	}
 	if err := e.fixFailed(refused, err); err != nil {
 		return err

@@ -487,3 +487,18 @@ func TestAuditOtherWriters(t *testing.T) {
 		t.Errorf("audit exit %d, stderr %q, stdout (-want +got):\n%s", code, errb.String(), diff)
 	}
 }
+
+// TestAuditFixRefusedOnce: when --fix refuses every file, each refusal
+// is printed once, then that nothing was written.
+func TestAuditFixRefusedOnce(t *testing.T) {
+	etc, lib := t.TempDir(), t.TempDir()
+	copyFile(t, testdata(t, "refuse-run.rules"), filepath.Join(lib, "60-x.rules"))
+	got, _ := runAudit(t, []string{etc, lib}, nil, "--fix")
+	want := auditResult{Code: 2, Stderr: []string{
+		"iosched: " + filepath.Join(lib, "60-x.rules") + ":2: not converted: a RUN program writes queue/scheduler: only an ATTR{} write can be converted",
+		"iosched: audit --fix: nothing written",
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit --fix of a refused file (-want +got):\n%s", diff)
+	}
+}
