@@ -22,7 +22,8 @@
 // a udev RUN+= rule. Flags may follow the positional arguments; "--"
 // ends them.
 //
-// Exit status: 0 done or nothing to do, 1 failure, 2 usage or bad input.
+// Exit status: 0 done or nothing to do, 1 failure, 2 usage or bad input
+// (and 3 for audit --fix that converted some files and refused others).
 package main
 
 import (
@@ -67,7 +68,7 @@ type env struct {
 	udev           udevdb.Lookup
 	devNum         func(string) (uint32, uint32, error) // nil: stat(2)
 	rulesDirs      []string                             // udev rules directories, by precedence
-	root           string                               // filesystem root audit reads other writers under; "": none
+	root           string                               // filesystem root of other writers' configuration and of pins; "": none
 	geteuid        func() int
 	hz             func() (jiffies.HZ, string, error) // the running kernel's HZ; nil: unknown
 }
