@@ -34,8 +34,8 @@ install() {
     # link's name, which is what makes the program run as the udev helper.
     inst_binary "$udevdir/iosched-udev"
     # The local policy: rules in /etc/udev/rules.d that set an IOSCHED_
-    # property (docs/udev.md, "Overrides": 61-iosched-local.rules; `iosched audit
-    # --fix` writes 61-iosched-migrated-*.rules). dracut's udev-rules
+    # property (docs/udev.md, "Overrides": 61-iosched-local.rules, and the
+    # files `iosched audit --fix` converted under their own names). dracut's udev-rules
     # module takes only a fixed list of rules, so without these the
     # initramfs would apply the default policy where the local one says
     # otherwise. A mask (a link to /dev/null) is not a regular file and
