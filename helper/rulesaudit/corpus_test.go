@@ -164,3 +164,30 @@ func sortWrites(w []udevadmWrite) {
 		return a.Value < b.Value
 	})
 }
+
+// TestUdev252Marks: a write on a line with an i"..." value happens on
+// 257 and later only, as udev 252 drops the line; a write behind a GOTO
+// on such a line happens on 252 only. The text says which.
+func TestUdev252Marks(t *testing.T) {
+	tests := []struct {
+		file, want string
+	}{
+		{"testdata/udevd/i-prefix-match.rules", `testdata/udevd/i-prefix-match.rules:2: ATTR{queue/scheduler}="bfq" (udev 257 and later only: udev 252 has no i"..." prefix and drops a line with one) on change events`},
+		{"testdata/udevd/goto-i-prefix.rules", `testdata/udevd/goto-i-prefix.rules:3: ATTR{queue/scheduler}="bfq" (udev 252 only: udev 252 drops a line with an i"..." value, which 257 and later read) on change events`},
+		{"testdata/udevd/plain-write.rules", `testdata/udevd/plain-write.rules:2: ATTR{queue/scheduler}="bfq" on change events`},
+	}
+	for _, tt := range tests {
+		found, err := File(tt.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range found {
+			text, _, _ := strings.Cut(f.Text(false), ": freezes")
+			got = append(got, text)
+		}
+		if diff := cmp.Diff([]string{tt.want}, got); diff != "" {
+			t.Errorf("File(%s) (-want +got):\n%s", tt.file, diff)
+		}
+	}
+}
