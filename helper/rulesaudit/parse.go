@@ -334,7 +334,7 @@ func checkKey(k key) error {
 	case k.name == "NAME" && !k.match() && (k.value == "%k" || k.value == ""):
 		return fmt.Errorf("NAME=%q: udevd ignores the line", k.value)
 	case k.name == "OPTIONS" && strings.HasPrefix(k.value, "link_priority="):
-		if _, err := strconv.ParseInt(strings.TrimPrefix(k.value, "link_priority="), 10, 32); err != nil {
+		if !cInt(strings.TrimPrefix(k.value, "link_priority=")) {
 			return fmt.Errorf("OPTIONS=%q: not a number", k.value)
 		}
 	case k.name == "OPTIONS" && strings.HasPrefix(k.value, "log_level=") && !logLevels[strings.TrimPrefix(k.value, "log_level=")]:
@@ -349,6 +349,15 @@ func checkKey(k key) error {
 		}
 	}
 	return nil
+}
+
+// cInt reports whether systemd's safe_atoi takes s, as the corpus shows
+// (options-link-priority-*.rules): an optional sign, then decimal, or
+// hexadecimal, octal or binary after 0x, 0, 0o or 0b ("08" is no
+// number), in range of an int: Go's base 0 without its underscores.
+func cInt(s string) bool {
+	_, err := strconv.ParseInt(s, 0, 32)
+	return err == nil && !strings.Contains(s, "_")
 }
 
 // parseValue reads a quoted value with udev's optional prefixes
