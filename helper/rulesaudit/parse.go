@@ -27,6 +27,7 @@ var ErrLineTooLong = errors.New("line too long")
 // key is one KEY{attr}OP"value" of a rule.
 type key struct {
 	name, attr, op, value string
+	hasAttr               bool   // {attr} was given, perhaps empty
 	raw                   string // the quoted value as written, with its prefix
 	fold                  bool   // i"...": matched case-insensitively
 	original              string // the whole key as written
@@ -63,17 +64,21 @@ func (r rule) span(k key) (int, int, bool) {
 	return 0, 0, false
 }
 
-// label returns the rule's LABEL, or "".
+// label returns the rule's LABEL, or "": the last one, as udevd keeps
+// the last of several (udev-rules.c, parse_token: "Contains multiple
+// LABEL keys, ignoring" the one before).
 func (r rule) label() string {
+	l := ""
 	for _, k := range r.keys {
 		if k.name == "LABEL" {
-			return k.value
+			l = k.value
 		}
 	}
-	return ""
+	return l
 }
 
-// gotoLabel returns the rule's GOTO target, or "".
+// gotoLabel returns the rule's GOTO target, or "": the first one, as
+// udevd ignores the GOTOs after it.
 func (r rule) gotoLabel() string {
 	for _, k := range r.keys {
 		if k.name == "GOTO" {
@@ -139,7 +144,21 @@ func readRules(r io.Reader) ([]rule, error) {
 	return parseRules(string(data))
 }
 
-func parseRules(data string) ([]rule, error) {
+// dialect is the udev version whose reading parseRulesAs follows where
+// versions differ (the corpus in testdata/udevd shows where, against
+// each version's `udevadm test`).
+type dialect int
+
+const (
+	udevCurrent dialect = iota // udev 257 (Debian 13) and 262
+	udev252                    // udev 252 (Debian 12): no i"..." prefix, a value so written drops its line
+)
+
+// parseRules reads data as udev 257 and later do.
+func parseRules(data string) ([]rule, error) { return parseRulesAs(data, udevCurrent) }
+
+// parseRulesAs reads data as udev of dialect d does.
+func parseRulesAs(data string, d dialect) ([]rule, error) {
 	lines := splitPhys(data)
 	var rules []rule
 	var cont strings.Builder
@@ -186,7 +205,7 @@ func parseRules(data string) ([]rule, error) {
 			continue
 		}
 		if !ignore && line != "" {
-			if keys, err := parseRule(line); err == nil && len(keys) > 0 {
+			if keys, err := parseRuleAs(line, d); err == nil && len(keys) > 0 {
 				rules = append(rules, rule{line: start, end: i + 1, keys: keys, segs: segs})
 			}
 		}
@@ -198,7 +217,10 @@ func parseRules(data string) ([]rule, error) {
 
 // parseRule splits `KEY{attr}=="v", KEY="v"` into keys. udev skips a rule
 // it cannot parse, and so does this.
-func parseRule(s string) ([]key, error) {
+func parseRule(s string) ([]key, error) { return parseRuleAs(s, udevCurrent) }
+
+// parseRuleAs is parseRule as udev of dialect d reads the line.
+func parseRuleAs(s string, d dialect) ([]key, error) {
 	full := s
 	var keys []key
 	for {
@@ -220,6 +242,7 @@ func parseRule(s string) ([]key, error) {
 				return nil, fmt.Errorf("unclosed { in %q", s)
 			}
 			k.attr, s = s[1:j], s[j+1:]
+			k.hasAttr = true
 		}
 		s = strings.TrimLeft(s, " \t")
 		for _, op := range []string{"==", "!=", "+=", "-=", ":=", "="} {
@@ -240,6 +263,10 @@ func parseRule(s string) ([]key, error) {
 		if err != nil {
 			return nil, fmt.Errorf("value of %s: %w", k.name, err)
 		}
+		if fold && d == udev252 {
+			// 252's udev_rule_parse_value takes only the e prefix.
+			return nil, fmt.Errorf("value of %s: udev 252 has no i prefix", k.name)
+		}
 		k.value, k.fold, k.raw = v, fold, s[:n]
 		k.original = rest[:len(rest)-len(s)+n]
 		k.end = k.start + len(k.original)
@@ -259,6 +286,18 @@ var (
 	assignOnly = set("OPTIONS", "OWNER", "GROUP", "MODE", "SECLABEL", "RUN", "GOTO", "LABEL")
 	noRemove   = set("NAME", "ENV", "ATTR", "SYSCTL", "PROGRAM", "IMPORT", "OPTIONS", "OWNER", "GROUP", "MODE", "SECLABEL", "RUN")
 	otherKeys  = set("SYMLINK", "NAME", "ENV", "TAG", "ATTR", "SYSCTL", "PROGRAM", "IMPORT")
+	// Keys that take no {attr}, not even an empty one.
+	noAttr = set("ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "TAG", "SUBSYSTEM", "DRIVER", "KERNELS", "SUBSYSTEMS", "DRIVERS", "TAGS", "PROGRAM", "RESULT", "OPTIONS", "OWNER", "GROUP", "MODE", "GOTO", "LABEL")
+	// Keys that need a non-empty {attr}, and the ones they allow where
+	// udevd keeps a list.
+	needAttr  = set("ENV", "CONST", "ATTR", "SYSCTL", "ATTRS", "IMPORT", "SECLABEL")
+	attrNames = map[string]map[string]bool{
+		"CONST":  set("arch", "virt"),
+		"IMPORT": set("file", "program", "builtin", "db", "cmdline", "parent"),
+		"RUN":    set("program", "builtin"),
+	}
+	// log_level_from_string's names, and "reset" (OPTIONS="log_level=").
+	logLevels = set("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug", "reset", "0", "1", "2", "3", "4", "5", "6", "7")
 	// ENV{} names udevd will not set (device_property_can_set).
 	fixedProperties = set("ACTION", "DEVLINKS", "DEVNAME", "DEVPATH", "DEVTYPE", "DRIVER", "IFINDEX", "MAJOR", "MINOR", "SEQNUM", "SUBSYSTEM", "TAGS")
 )
@@ -286,8 +325,20 @@ func checkKey(k key) error {
 		return fmt.Errorf("%s takes no -=", k.name)
 	case (k.name == "GOTO" || k.name == "LABEL") && k.op != "=":
 		return fmt.Errorf("%s takes only =", k.name)
-	case k.name == "ENV" && k.attr == "":
-		return fmt.Errorf("ENV needs a {name}")
+	case noAttr[k.name] && k.hasAttr:
+		return fmt.Errorf("%s takes no {attr}", k.name)
+	case needAttr[k.name] && k.attr == "":
+		return fmt.Errorf("%s needs a {name}", k.name)
+	case attrNames[k.name] != nil && k.hasAttr && !attrNames[k.name][k.attr]:
+		return fmt.Errorf("%s{%s}: not a kind udevd knows", k.name, k.attr)
+	case k.name == "NAME" && !k.match() && (k.value == "%k" || k.value == ""):
+		return fmt.Errorf("NAME=%q: udevd ignores the line", k.value)
+	case k.name == "OPTIONS" && strings.HasPrefix(k.value, "link_priority="):
+		if !cInt(strings.TrimPrefix(k.value, "link_priority=")) {
+			return fmt.Errorf("OPTIONS=%q: not a number", k.value)
+		}
+	case k.name == "OPTIONS" && strings.HasPrefix(k.value, "log_level=") && !logLevels[strings.TrimPrefix(k.value, "log_level=")]:
+		return fmt.Errorf("OPTIONS=%q: not a log level", k.value)
 	case k.name == "ENV" && !k.match() && fixedProperties[k.attr]:
 		return fmt.Errorf("ENV{%s} cannot be set", k.attr)
 	case k.fold && (k.name == "TEST" || k.name == "PROGRAM" || k.name == "IMPORT"):
@@ -298,6 +349,15 @@ func checkKey(k key) error {
 		}
 	}
 	return nil
+}
+
+// cInt reports whether systemd's safe_atoi takes s, as the corpus shows
+// (options-link-priority-*.rules): an optional sign, then decimal, or
+// hexadecimal, octal or binary after 0x, 0, 0o or 0b ("08" is no
+// number), in range of an int: Go's base 0 without its underscores.
+func cInt(s string) bool {
+	_, err := strconv.ParseInt(s, 0, 32)
+	return err == nil && !strings.Contains(s, "_")
 }
 
 // parseValue reads a quoted value with udev's optional prefixes

@@ -41,7 +41,9 @@ type Finding struct {
 	Replace string                  // the iosched rule that replaces the whole rule
 	Device  string                  // ATTR{[SUBSYSTEM/KERNEL]...}: the device written, not the event's
 	AddOnly bool                    // written on add events only
-	Udev252 bool                    // only udev 252 performs it: a later line is too long (ErrLineTooLong)
+	Udev252 bool                    // only udev 252 performs it (Why252 says why)
+	Not252  bool                    // udev 252 does not perform it, 257 and later do (Why252 says why)
+	Why252  string
 }
 
 func (f Finding) String() string { return f.Text(true) }
@@ -54,7 +56,10 @@ func (f Finding) Text(withReplace bool) string {
 		how = fmt.Sprintf("ATTR{[%s]queue/%s}=%q", f.Device, f.Attr, f.Value)
 	}
 	if f.Udev252 {
-		how += " (udev 252 only: it reads the rules before the line too long, every GOTO falling through; 257 and later skip the file)"
+		how += " (udev 252 only: " + f.Why252 + ")"
+	}
+	if f.Not252 {
+		how += " (udev 257 and later only: " + f.Why252 + ")"
 	}
 	if f.ViaRUN {
 		how = "a RUN program writes queue/" + f.Attr
@@ -203,26 +208,66 @@ func RunCommands(path string) ([]Run, error) {
 	return out, nil
 }
 
-// File audits one rules file.
-// A file with a line too long for udevd comes with its error and the
-// writes udev 252 still performs: those of the rules before the line,
-// every GOTO falling through (Finding.Udev252).
+// File audits one rules file as udev 257 and later read it, with the
+// writes udev 252 (Debian 12) performs otherwise (Finding.Udev252,
+// Finding.Not252). A file with a line too long for udevd comes with its
+// error and the writes udev 252 still performs: those of the rules
+// before the line, every GOTO falling through.
 func File(path string) ([]Finding, error) {
-	rules, err := readFile(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("audit %s: %w", path, err)
+	}
+	rules, err := parseRules(string(data))
+	old, _ := parseRulesAs(string(data), udev252)
+	if errors.Is(err, ErrLineTooLong) {
+		found := audit252(path, old, err)
+		for i := range found {
+			found[i].Udev252 = true
+			found[i].Why252 = "it reads the rules before the line too long, every GOTO falling through; 257 and later skip the file"
+		}
+		return found, fmt.Errorf("audit %s: %w", path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit %s: %w", path, err)
+	}
+	found := audit(path, rules)
+	// udev 252 drops a line with an i"..." value, which 257 and later
+	// read: the writes on such lines, and those a GOTO on one skipped.
+	id := func(f Finding) string { return fmt.Sprint(f.Line, f.Attr, f.Value, f.Device, f.ViaRUN) }
+	found252 := audit252(path, old, nil)
+	in252 := map[string]bool{}
+	for _, f := range found252 {
+		in252[id(f)] = true
+	}
+	inNow := map[string]bool{}
+	for i, f := range found {
+		inNow[id(f)] = true
+		if !in252[id(f)] {
+			found[i].Not252 = true
+			found[i].Why252 = `udev 252 has no i"..." prefix and drops a line with one`
+		}
+	}
+	for _, f := range found252 {
+		if !inNow[id(f)] {
+			f.Udev252 = true
+			f.Why252 = `udev 252 drops a line with an i"..." value, which 257 and later read`
+			found = append(found, f)
+		}
+	}
+	return found, nil
+}
+
+// audit252 is audit as udev 252 performs rules read in its dialect:
+// after a line too long (err), every GOTO falls through, as 252 never
+// resolves the file's GOTOs.
+func audit252(path string, rules []rule, err error) []Finding {
 	if errors.Is(err, ErrLineTooLong) {
 		for i := range rules {
 			rules[i].keys = slices.DeleteFunc(slices.Clone(rules[i].keys), func(k key) bool { return k.name == "GOTO" })
 		}
-		found := audit(path, rules)
-		for i := range found {
-			found[i].Udev252 = true
-		}
-		return found, err
 	}
-	if err != nil {
-		return nil, err
-	}
-	return audit(path, rules), nil
+	return audit(path, rules)
 }
 
 func readFile(path string) ([]rule, error) {
