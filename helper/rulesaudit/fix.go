@@ -512,6 +512,8 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 			}
 		}
 		last := -1
+		var ruleEdits []edit
+		removed := 0
 		for i, k := range r.keys {
 			var text string
 			attr, write := queueWrite(k)
@@ -545,9 +547,18 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 			}
 			if text == "" {
 				s, e = removal(p.data, s, e)
+				removed++
 			}
-			edits = append(edits, edit{s, e, text})
+			ruleEdits = append(ruleEdits, edit{s, e, text})
 		}
+		if removed == len(r.keys) && r.line == r.end {
+			// Nothing of the rule is left ("noop" alone): a comment in
+			// its place keeps the line, and says what became of it.
+			s, _, _ := r.span(r.keys[0])
+			_, e, _ := r.span(r.keys[len(r.keys)-1])
+			ruleEdits = []edit{{s, e, droppedComment + string(p.data[s:e])}}
+		}
+		edits = append(edits, ruleEdits...)
 		if afterRun && last >= 0 {
 			_, e, _ := r.span(r.keys[last])
 			edits = append(edits, edit{e, e, ", ENV{" + lateProperty + "}=\"1\""})
@@ -590,6 +601,10 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 	}
 	return data, notes, nil
 }
+
+// droppedComment replaces a one-line rule of which conversion keeps
+// nothing.
+const droppedComment = "# dropped by `iosched audit --fix`: "
 
 // convertedHeader starts every converted file.
 const convertedHeader = "# Converted in place by `iosched audit --fix`: its ATTR{queue/...} writes are\n" +
