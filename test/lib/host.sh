@@ -174,6 +174,26 @@ ms() { awk -v ns="$1" 'BEGIN { v = ns / 1e6; if (v >= 0.1) printf "%.2f", v; els
 # ratio A B: A / B with one decimal ("-" when B is 0 or empty).
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "-"; else printf "%.1f", a / b }'; }
 
+# doc_section DOC NAME: the lines of DOC between "<!-- NAME:begin -->" and
+# "<!-- NAME:end -->" replaced by stdin. A benchmark's document keeps its
+# prose where a reader edits it, and the benchmark rewrites only what it
+# measured; status 1 when DOC has no such section.
+doc_section() {
+	_sec=$(mktemp "${TMPDIR:-/tmp}/doc.XXXXXX")
+	cat >"$_sec"
+	if grep -qx "<!-- $2:begin -->" "$1" && grep -qx "<!-- $2:end -->" "$1"; then
+		awk -v f="$_sec" -v b="<!-- $2:begin -->" -v e="<!-- $2:end -->" '
+			$0 == b { print; while ((getline l < f) > 0) print l; skip = 1; next }
+			$0 == e { skip = 0 }
+			!skip' "$1" >"$1.tmp" && mv "$1.tmp" "$1"
+		rm -f "$_sec"
+		return
+	fi
+	rm -f "$_sec"
+	log "$1: no section $2 (<!-- $2:begin --> ... <!-- $2:end -->)"
+	return 1
+}
+
 # targets_init FILE: start a list of benchmark targets in FILE.
 # target DESCRIPTION AWK-CONDITION: note whether the target is met (callable
 # from a pipeline's subshell: the list is a file).

@@ -3,30 +3,9 @@
 # KTAP form, and what guests and host runners share (log, median). POSIX
 # sh, sourced: by guest scripts under busybox sh (the harness initramfs
 # carries it as /iosched/ktap.sh) and by every host runner.
-#
-# A test writes on stdout, one line each:
-#   ok N NAME                 a check passed
-#   not ok N NAME             a check failed
-#   ok N NAME # SKIP REASON   a check that could not run here
-#   # TEXT                    a diagnostic (log lines, data such as
-#                             "# bench ..." a host reads with diag_lines)
-#   1..N                      the plan, last: N results were printed
-# A guest's init (ktap_guest) adds the kernel log as "# dmesg: " lines and
-# then "# exit=N", the test's exit status (kselftest's runner line).
-#
-# A test script:
-#   DESCRIPTION="what it checks"
-#   requires() { have_program fio; have_path /sys/kernel/config/nullb; }
-#   . ktap.sh
-#   ktap_begin              # header; requires() unmet: the whole test skips
-#   check "name" want got   # or ok, fail, skip, check_run
-#   ktap_end                # plan; exit 0 only when a check passed and none failed
-#
-# The host reads a test's output with ktap_tally, the only place results
-# are counted: a run fails when a check failed, when no check passed
-# (zero tests run, or only skips), when the plan is missing or does not
-# match the results, when the exit status is missing or not 0, or when the
-# kernel log holds a report of KERNEL_REPORTS.
+# test/vm/HARNESS.md ("The result protocol") gives the lines a test
+# prints, how a test script uses this, and when ktap_tally, the only
+# place results are counted, fails a run.
 # Functions here use _-prefixed variables: the callers' names stay theirs.
 
 KTAP_N=0 KTAP_PASSED=0 KTAP_FAILED=0 KTAP_SKIPPED=0 SKIP_REASONS=""

@@ -1,16 +1,10 @@
 # shellcheck shell=sh
-# rootfs.sh: the one builder of the harness's root filesystems, in layers,
-# each built once into the cache under a key that hashes its inputs (`hash`
-# of its inputs' lines; POSIX sh, sourced after test/lib/host.sh):
-#
-#   base   debootstrap --variant=minbase of a suite plus packages
-#          (test/vm/mkrootfs: the udev root; test/boot/mkroot: the roots
-#          the boot test installs into)
-#   layer  a copy of a built tree plus packages apt-get installs in a
-#          chroot (test/pkg/mklayer: an initramfs generator on the udev
-#          root; test/boot/mkimage --stacked: mdadm and lvm2)
-#   image  a tree packed into ext4 without mounting it (mkrootfs;
-#          mkimage, after it installed the kernel and the test's pieces)
+# rootfs.sh: the one builder of the harness's root filesystems, in layers
+# (base: debootstrap minbase of a suite plus packages; layer: a copy of a
+# built tree plus packages apt-get installs in a chroot; image: a tree
+# packed into ext4 without mounting it; test/vm/HARNESS.md, "Pieces"),
+# each built once into the cache under a key that hashes its inputs. POSIX
+# sh, sourced after test/lib/host.sh.
 #
 # An artefact is a directory OUT: rootfs_begin says whether it is built
 # (else the caller builds into OUT.tmp), rootfs_commit moves OUT.tmp into
