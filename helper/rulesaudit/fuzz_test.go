@@ -168,11 +168,6 @@ func FuzzConvert(f *testing.F) {
 	})
 }
 
-// endsLine reports text that is empty or ends in a line end.
-func endsLine(text string) bool {
-	return text == "" || strings.ContainsRune("\n\r\x00", rune(text[len(text)-1]))
-}
-
 // keptKeys is a rule's keys as written, without what conversion changes
 // in a converted rule: queue writes, guards on them and iosched's
 // properties.
