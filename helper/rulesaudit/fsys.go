@@ -82,15 +82,8 @@ func chownIfNeeded(f *os.File, uid, gid int) error {
 }
 
 func (osFS) SymlinkTemp(dir, target string, uid, gid int) (string, error) {
-	// A name no other process uses: the pattern of WriteTemp with a
-	// file created and removed first to reserve it.
-	f, err := os.CreateTemp(dir, tempPattern)
+	name, err := reserveName(dir, tempPattern)
 	if err != nil {
-		return "", err
-	}
-	name := f.Name()
-	f.Close()
-	if err := os.Remove(name); err != nil {
 		return "", err
 	}
 	if err := os.Symlink(target, name); err != nil {
@@ -110,20 +103,30 @@ func (osFS) SymlinkTemp(dir, target string, uid, gid int) (string, error) {
 }
 
 func (osFS) LinkTemp(dir, name string) (string, error) {
-	// As SymlinkTemp: a name reserved, then freed for the link.
-	f, err := os.CreateTemp(dir, keepPattern)
+	tmp, err := reserveName(dir, keepPattern)
 	if err != nil {
-		return "", err
-	}
-	tmp := f.Name()
-	f.Close()
-	if err := os.Remove(tmp); err != nil {
 		return "", err
 	}
 	if err := os.Link(name, tmp); err != nil {
 		return "", err
 	}
 	return tmp, nil
+}
+
+// reserveName returns a name in dir that no other process uses, for a
+// link to take: a file created with pattern, as WriteTemp does, then
+// removed.
+func reserveName(dir, pattern string) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return "", err
+	}
+	return name, nil
 }
 
 func (osFS) SyncDir(dir string) error {
