@@ -128,7 +128,8 @@ func FuzzConvert(f *testing.F) {
 			}
 		}
 		body := strings.TrimSuffix(string(out), lateRunLine)
-		if got, want := len(splitPhys(body)), len(splitPhys(text))+header; got != want {
+		phys := splitPhys(body)
+		if got, want := len(phys), len(splitPhys(text))+header; got != want {
 			t.Fatalf("converted text has %d lines before the run line, want %d:\n%q", got, want, out)
 		}
 		got, err := parseRules(string(out))
@@ -144,7 +145,6 @@ func FuzzConvert(f *testing.F) {
 		for _, r := range got {
 			at[r.line-header] = r
 		}
-		phys := splitPhys(body)
 		for i, r := range rules {
 			g, ok := at[r.line]
 			if !ok {
