@@ -545,6 +545,12 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 		last := -1
 		var ruleEdits []edit
 		removed := 0
+		acts := 0 // keys other than matches that the rule keeps
+		for _, k := range r.keys {
+			if attr, write := queueWrite(k); !k.match() && !(write && dropped(attr, k.value, p.renamed)) {
+				acts++
+			}
+		}
 		for i, k := range r.keys {
 			var text string
 			attr, write := queueWrite(k)
@@ -582,9 +588,11 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 			}
 			ruleEdits = append(ruleEdits, edit{s, e, text})
 		}
-		if removed == len(r.keys) && r.line == r.end {
-			// Nothing of the rule is left ("noop" alone): a comment in
-			// its place keeps the line, and says what became of it.
+		if removed > 0 && acts == 0 && r.line == r.end {
+			// Nothing of the rule is left ("noop" alone), or matches
+			// only, a line udevd ignores and udevadm verify fails (its
+			// assignment a dropped "noop"): a comment in its place
+			// keeps the line, and says what became of it.
 			s, _, _ := r.span(r.keys[0])
 			_, e, _ := r.span(r.keys[len(r.keys)-1])
 			ruleEdits = []edit{{s, e, droppedComment + string(p.data[s:e])}}

@@ -24,11 +24,13 @@ func TestPlanFixConvert(t *testing.T) {
 	}{
 		{"unknown tunable refused", "tunable-after.rules", "", false,
 			"SRC:6: not converted: queue/iosched/not_a_tunable: no disk of the running kernel has it (SYS/block/*/queue/iosched/not_a_tunable) and iosched's table does not know it"},
+		// Only matches would be left of the noop rule: a line with no
+		// effect, which udevadm verify fails; a comment says what it was.
 		{"tunable the kernel has, noop dropped as its write fails today", "tunable-after.rules", "not_a_tunable", false,
 			"# A scheduler tunable in its own rule after the switch: converted too, so\n" +
 				"# that iosched writes it after the switch that resets it.\n" +
 				`ACTION=="add|change", KERNEL=="sd*", ENV{CLASS}="slow"` + "\n" +
-				`ACTION=="add|change", ENV{CLASS}=="slow"` + "\n" +
+				"# dropped by `iosched audit --fix`: " + `ACTION=="add|change", ENV{CLASS}=="slow", ATTR{queue/scheduler}="noop"` + "\n" +
 				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_fifo_batch}="8"` + "\n" +
 				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_not_a_tunable}="1", ENV{IOSCHED_SETTINGS}="1"` + "\n"},
 		{"tunable the kernel has, noop as none when asked", "tunable-after.rules", "not_a_tunable", true,
