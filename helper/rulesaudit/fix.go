@@ -77,6 +77,7 @@ type parsed struct {
 	conv  map[int]bool // by first line; nil: not converted
 	// renamed: convert "noop" and "cfq" to what they meant, not drop them
 	renamed bool
+	sys     string // sysfs root of the running kernel (FixInput.Sys)
 }
 
 // PlanFix converts the freezing writes of in.Fix into properties, in
@@ -122,7 +123,7 @@ func PlanFix(in FixInput) ([]Change, error) {
 			}
 			continue
 		}
-		p := &parsed{path: path, data: data, rules: rules, renamed: in.RenamedSchedulers}
+		p := &parsed{path: path, data: data, rules: rules, renamed: in.RenamedSchedulers, sys: in.Sys}
 		if fix[path] {
 			p.conv = map[int]bool{}
 			for _, f := range audit(path, rules) {
@@ -360,6 +361,13 @@ func checkRule(p *parsed, r rule) error {
 		if err := checkValue(attr, schedValue(attr, k.value)); err != nil {
 			return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf("iosched would reject %s: %v", clip(k.original), err)}
 		}
+		if attr == queueattr.Scheduler && !strings.ContainsAny(k.value, "$%") {
+			if n := sched.Effective(schedValue(attr, k.value)); !schedulerAvailable(p.sys, n) {
+				return Refusal{File: p.path, Line: r.line, Why: fmt.Sprintf(
+					"%s: no disk of the running kernel offers %q (%s) and iosched does not know it: the write fails here and leaves the scheduler an earlier rule chose, which a converted write would replace",
+					clip(k.original), clip(n), filepath.Join(p.sys, "block", "*", "queue", "scheduler"))}
+			}
+		}
 		if g := guard(r.keys, attr, k.value); g.other {
 			return Refusal{File: p.path, Line: r.line, Why: "a condition on the current queue/" + attr + " other than a compare-first guard: the rule depends on the value it changes"}
 		}
@@ -395,6 +403,29 @@ func schedValue(attr, v string) string {
 // which keeps that, unless renamed asks for what it meant.
 func dropped(attr, v string, renamed bool) bool {
 	return !renamed && schedValue(attr, v) != v
+}
+
+// schedulerAvailable reports whether a write of scheduler name can
+// succeed: iosched knows it (none, and the schedulers of its tunables
+// table: mq-deadline with its alias deadline, bfq, kyber), or a disk of
+// the running kernel (sysfs root sys) offers it.
+func schedulerAvailable(sys, name string) bool {
+	if sched.IsNone(name) || name == "deadline" || len(queueattr.Tunables[name]) > 0 {
+		return true
+	}
+	files, _ := filepath.Glob(filepath.Join(sys, "block", "*", "queue", "scheduler"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if l, err := sched.Parse(string(data)); err == nil {
+			if _, ok := l.Offers(name); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reads reports whether key k reads queue/attr: a match on it, or a value
@@ -514,6 +545,12 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 		last := -1
 		var ruleEdits []edit
 		removed := 0
+		acts := 0 // keys other than matches that the rule keeps
+		for _, k := range r.keys {
+			if attr, write := queueWrite(k); !k.match() && !(write && dropped(attr, k.value, p.renamed)) {
+				acts++
+			}
+		}
 		for i, k := range r.keys {
 			var text string
 			attr, write := queueWrite(k)
@@ -551,9 +588,11 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 			}
 			ruleEdits = append(ruleEdits, edit{s, e, text})
 		}
-		if removed == len(r.keys) && r.line == r.end {
-			// Nothing of the rule is left ("noop" alone): a comment in
-			// its place keeps the line, and says what became of it.
+		if removed > 0 && acts == 0 && r.line == r.end {
+			// Nothing of the rule is left ("noop" alone), or matches
+			// only, a line udevd ignores and udevadm verify fails (its
+			// assignment a dropped "noop"): a comment in its place
+			// keeps the line, and says what became of it.
 			s, _, _ := r.span(r.keys[0])
 			_, e, _ := r.span(r.keys[len(r.keys)-1])
 			ruleEdits = []edit{{s, e, droppedComment + string(p.data[s:e])}}

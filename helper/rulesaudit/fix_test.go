@@ -24,11 +24,13 @@ func TestPlanFixConvert(t *testing.T) {
 	}{
 		{"unknown tunable refused", "tunable-after.rules", "", false,
 			"SRC:6: not converted: queue/iosched/not_a_tunable: no disk of the running kernel has it (SYS/block/*/queue/iosched/not_a_tunable) and iosched's table does not know it"},
+		// Only matches would be left of the noop rule: a line with no
+		// effect, which udevadm verify fails; a comment says what it was.
 		{"tunable the kernel has, noop dropped as its write fails today", "tunable-after.rules", "not_a_tunable", false,
 			"# A scheduler tunable in its own rule after the switch: converted too, so\n" +
 				"# that iosched writes it after the switch that resets it.\n" +
 				`ACTION=="add|change", KERNEL=="sd*", ENV{CLASS}="slow"` + "\n" +
-				`ACTION=="add|change", ENV{CLASS}=="slow"` + "\n" +
+				"# dropped by `iosched audit --fix`: " + `ACTION=="add|change", ENV{CLASS}=="slow", ATTR{queue/scheduler}="noop"` + "\n" +
 				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_fifo_batch}="8"` + "\n" +
 				`ACTION=="add|change", ENV{CLASS}=="slow", ENV{IOSCHED_TUNE_not_a_tunable}="1", ENV{IOSCHED_SETTINGS}="1"` + "\n"},
 		{"tunable the kernel has, noop as none when asked", "tunable-after.rules", "not_a_tunable", true,
@@ -144,6 +146,51 @@ func TestCrossCheck(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("later rule %q (-want +got):\n%s", tt.later, diff)
+		}
+	}
+}
+
+// TestUnknownScheduler: a write of a scheduler iosched does not know
+// and no disk of the running kernel offers fails today, so the
+// scheduler an earlier rule chose stays; converted, it would replace
+// that choice. It is converted only on a kernel that offers it; an
+// earlier write of the same disks is refused with it, since on a kernel
+// that has the scheduler the unconverted write would now come first.
+func TestUnknownScheduler(t *testing.T) {
+	const src = `ACTION=="add|change", KERNEL=="sd[a-z]*", ATTR{queue/rotational}=="0", ATTR{queue/scheduler}="mq-deadline"` + "\n"
+	const later = `ACTION=="add|change", KERNEL=="sd[a-z]*|nvme[0-9]*", ATTR{queue/scheduler}="adios"` + "\n"
+	tests := []struct {
+		offered string // the fixture disk's queue/scheduler
+		want    string // "" when both convert
+	}{
+		{"[mq-deadline] kyber bfq none",
+			"SRC:1: not converted: LATER:1 writes queue/scheduler after it and is not converted (no change event reaches it, or its file is not fixed): converted, this rule's write would come after it rather than before\n" +
+				`LATER:1: not converted: ATTR{queue/scheduler}="adios": no disk of the running kernel offers "adios" (SYS/block/*/queue/scheduler) and iosched does not know it: the write fails here and leaves the scheduler an earlier rule chose, which a converted write would replace`},
+		{"[mq-deadline] kyber adios none", ""},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		sys := filepath.Join(dir, "sys")
+		q := filepath.Join(sys, "block", "sda", "queue")
+		if err := os.MkdirAll(q, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		a, b := filepath.Join(dir, "60-src.rules"), filepath.Join(dir, "61-later.rules")
+		for p, data := range map[string]string{a: src, b: later, filepath.Join(q, "scheduler"): tt.offered + "\n"} {
+			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		plan, err := PlanFix(FixInput{Read: []string{a, b}, Fix: []string{a, b}, Target: filepath.Join(dir, "etc"), Sys: sys})
+		got := ""
+		if err != nil {
+			got = strings.NewReplacer(a, "SRC", b, "LATER", sys, "SYS").Replace(err.Error())
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("offered %q (-want +got):\n%s", tt.offered, diff)
+		}
+		if tt.want == "" && len(plan) != 2 {
+			t.Errorf("offered %q: %d files converted, want 2", tt.offered, len(plan))
 		}
 	}
 }

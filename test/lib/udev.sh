@@ -12,10 +12,13 @@
 # an extra virtio disk (vdb); the end-to-end test (MODE test) also two
 # virtio-scsi disks, one with QEMU's identity and one that only its
 # adapter's driver tells apart. A guest may ask for kernel parameters of
-# its own with a "# append: ARGS" line.
+# its own with a "# append: ARGS" line, and a longer limit than 900 s
+# with "# timeout: SECS". Any further ARGS go to test/vm/run
+# as they are (a test's own --guest-file and --scsi-disk).
 udev_guest() {
-	local mode=$1 out=$2 kernel image stage udevdir extra f
+	local mode=$1 out=$2 kernel image stage udevdir extra timeout f
 	local -a files=()
+	shift 2
 	kernel=$(test/vm/build-kernels 7.3)/base/bzImage || { fail "guest-udev$mode: the 7.3 base kernel"; return 1; }
 	image=$(test/vm/mkrootfs) || { fail "guest-udev$mode: the root filesystem"; return 1; }
 	made build man || { fail "guest-udev$mode: make build man"; return 1; }
@@ -44,13 +47,14 @@ udev_guest() {
 		files+=(--scsi-disk "$out/scsi0.img" --scsi-disk "$out/scsi1.img,vendor=ACME,product=CLOUD_DISK")
 	fi
 	extra=$(sed -n 's/^# append: //p' "test/udev/guest-udev$mode")
+	timeout=$(sed -n 's/^# timeout: //p' "test/udev/guest-udev$mode")
 	log "booting $kernel${extra:+ with $extra}"
 	test/vm/run --kernel "$kernel" --rootfs "$image" --guest "test/udev/guest-udev$mode" \
 		--guest-file "test/udev/guest-lib.sh:/iosched-test/guest-lib.sh" \
 		--guest-file "test/lib/ktap.sh:/iosched-test/ktap.sh" \
 		--guest-file "test/vm/guest/lib.sh:/iosched-test/lib.sh" \
-		"${files[@]}" --disk "$out/vdb.img" \
-		--append "null_blk.nr_devices=0${extra:+ $extra}" --timeout 900 --out "$out/vm" || true
+		"${files[@]}" "$@" --disk "$out/vdb.img" \
+		--append "null_blk.nr_devices=0${extra:+ $extra}" --timeout "${timeout:-900}" --out "$out/vm" || true
 	rm -f "$out/vdb.img" "$out/scsi0.img" "$out/scsi1.img"
 	ktap_tally "guest-udev$mode" "$out/vm/results"
 }

@@ -53,6 +53,26 @@ nullb_new() {
 	echo "$_name"
 }
 
+# sdebug_new VENDOR PRODUCT: a scsi_debug host whose disk reports VENDOR
+# and PRODUCT in its INQUIRY data (the parameters apply to devices
+# scanned later); prints the new disk's name.
+SDP=/sys/module/scsi_debug/parameters
+sdebug_new() {
+	before=$(echo /sys/block/sd*)
+	printf '%-8s' "$1" >$SDP/inq_vendor || return 1
+	printf '%-16s' "$2" >$SDP/inq_product || return 1
+	echo 1 >/sys/bus/pseudo/drivers/scsi_debug/add_host || return 1
+	i=0
+	while [ $i -lt 100 ]; do
+		for p in /sys/block/sd*; do
+			case " $before " in *" $p "*) continue ;; esac
+			[ -e "$p/device/model" ] && { echo "${p##*/}"; return; }
+		done
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
 # count_start / count_stop: calls of elv_iosched_store (the scheduler
 # write, and the queue freeze behind it) between the two, counted with the
 # ftrace function profiler on all CPUs. count_taken, after count_stop: the
