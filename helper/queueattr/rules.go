@@ -74,6 +74,10 @@ SUBSYSTEM!="block", GOTO="iosched_run_end"
 ENV{DEVTYPE}!="disk", GOTO="iosched_run_end"
 # Only a queue with a scheduler file. A read, not TEST's stat: udev keeps
 # the value for the rest of the event, and 60-iosched.rules read it first.
+# So what is compared below is the scheduler of the event's start: an
+# ATTR{queue/scheduler}= write of another rule in the same event does not
+# update it (systemd 257). A rule that iosched audit --fix converted after
+# such a write also sets IOSCHED_SETTINGS="1".
 ATTR{queue/scheduler}=="?*", GOTO="iosched_run_queue"
 GOTO="iosched_run_end"
 LABEL="iosched_run_queue"
@@ -81,7 +85,8 @@ LABEL="iosched_run_queue"
 # Queue attributes or scheduler tunables asked for: udev cannot compare
 # those, the helper does, on every event. One line per name iosched knows
 # (helper/queueattr); a rule that sets any other IOSCHED_TUNE_* also sets
-# IOSCHED_SETTINGS="1".
+# IOSCHED_SETTINGS="1", and so does a converted scheduler write that an
+# unconverted one precedes (the helper reads the scheduler itself).
 ENV{IOSCHED_SETTINGS}=="?*", GOTO="iosched_run"
 # The kernel command line's iosched.scheduler names disks
 # (60-iosched.rules): udev cannot pick this disk's entry, the helper does.

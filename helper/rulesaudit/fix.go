@@ -75,6 +75,9 @@ type parsed struct {
 	data  []byte
 	rules []rule
 	conv  map[int]bool // by first line; nil: not converted
+	// unseen: converted rules (by first line) whose scheduler write an
+	// unconverted write of the same disks precedes (unseenWrites)
+	unseen map[int]bool
 	// renamed: convert "noop" and "cfq" to what they meant, not drop them
 	renamed bool
 	sys     string // sysfs root of the running kernel (FixInput.Sys)
@@ -158,6 +161,7 @@ func PlanFix(in FixInput) ([]Change, error) {
 		for _, err := range crossCheck(files) {
 			refuse(err)
 		}
+		unseenWrites(files)
 		plan = plan[:0]
 		for _, p := range files {
 			if p.conv == nil {
@@ -285,6 +289,51 @@ func crossCheck(files []*parsed) []error {
 		}
 	}
 	return refused
+}
+
+// unseenWrites marks, in each file's unseen, the converted scheduler
+// writes that an unconverted write of queue/scheduler for the same disks
+// precedes. systemd-udevd reads an attribute once per event and keeps
+// the value (sd-device's cache), and in systemd 257 its ATTR{} writes do
+// not update that value: once any rule read queue/scheduler before the
+// unconverted write (the corpus's 60-io-scheduler.rules does), RunRules
+// compares the scheduler of the event's start, not the one the write
+// left. When that is the converted choice, the helper would not start
+// and the unconverted write would stay, where the source's own write,
+// coming after it, replaced it. Such a converted rule also sets
+// IOSCHED_SETTINGS, which starts the helper whatever udevd read; the
+// helper reads the file itself. A write after the converted one is
+// refused by crossCheck.
+func unseenWrites(files []*parsed) {
+	var writers []rule // unconverted scheduler writes so far
+	for _, p := range files {
+		p.unseen = nil
+		base := filepath.Base(p.path)
+		if base == RunRules || base == PolicyRules {
+			continue
+		}
+		for _, r := range p.rules {
+			for _, k := range r.keys {
+				if attr, ok := queueWrite(k); !ok || attr != queueattr.Scheduler {
+					continue
+				}
+				if !p.conv[r.line] {
+					writers = append(writers, r)
+					break
+				}
+				for _, w := range writers {
+					if !disjoint(w, r) {
+						if p.unseen == nil {
+							p.unseen = map[int]bool{}
+						}
+						p.unseen[r.line] = true
+						break
+					}
+				}
+				break
+			}
+		}
+	}
 }
 
 // disjoint reports whether no device can match both rules: each has a
@@ -561,6 +610,10 @@ func convert(p *parsed, afterRun bool, sys string) ([]byte, []string, error) {
 				text = ""
 			case write:
 				text = propertyText(k, attr)
+				if attr == queueattr.Scheduler && p.unseen[r.line] && !afterRun {
+					// lateRunLine starts the helper anyway.
+					text += ", ENV{IOSCHED_SETTINGS}=\"1\""
+				}
 				if v := schedValue(attr, k.value); v != k.value {
 					notes = append(notes, fmt.Sprintf("%s:%d: %q converted to %q, what it meant (--renamed-schedulers)", p.path, r.line, k.value, v))
 				}

@@ -194,3 +194,57 @@ func TestUnknownScheduler(t *testing.T) {
 		}
 	}
 }
+
+// TestEarlierUnconvertedScheduler: udevd reads a sysfs attribute once per
+// event and keeps the value (sd-device's cache), and its ATTR{} writes do
+// not update that value in systemd 257. A rule that reads
+// queue/scheduler before an unconverted rule writes it, as the corpus's
+// 60-io-scheduler.rules does, leaves RunRules comparing the scheduler of
+// the event's start: when that is the converted rule's choice, the
+// helper would not start and the unconverted write would stay. Such a
+// converted scheduler write sets IOSCHED_SETTINGS, which starts the
+// helper whatever udevd read; with no unconverted write of the same
+// disks before it, the converted rule is as before.
+func TestEarlierUnconvertedScheduler(t *testing.T) {
+	const src = `ACTION=="add|change", KERNEL=="sd*", ENV{ID_VENDOR}=="*Google*", ATTR{queue/scheduler}="none"` + "\n"
+	const plain = `ACTION=="add|change", KERNEL=="sd*", ENV{ID_VENDOR}=="*Google*", ENV{IOSCHED_SCHEDULER}="none", ENV{IOSCHED_SCHEDULER_SET}="1"` + "\n"
+	const rechecked = `ACTION=="add|change", KERNEL=="sd*", ENV{ID_VENDOR}=="*Google*", ENV{IOSCHED_SCHEDULER}="none", ENV{IOSCHED_SCHEDULER_SET}="1", ENV{IOSCHED_SETTINGS}="1"` + "\n"
+	tests := []struct {
+		name    string
+		earlier string // 60-earlier.rules
+		fixed   bool   // 60-earlier.rules is converted too
+		want    string // 99-gce.rules converted
+	}{
+		{"unconverted scheduler write before", `ACTION=="add|change", ATTR{queue/rotational}=="1", ATTR{queue/scheduler}="bfq"`, false, rechecked},
+		{"converted scheduler write before", `ACTION=="add|change", ATTR{queue/rotational}=="1", ATTR{queue/scheduler}="bfq"`, true, plain},
+		{"unconverted write of another attribute before", `ACTION=="add|change", ATTR{queue/read_ahead_kb}="4096"`, false, plain},
+		{"unconverted scheduler write of other disks before", `ACTION=="add|change", KERNEL=="nvme*", ATTR{queue/scheduler}="bfq"`, false, plain},
+		{"no write before", `ACTION=="add|change", ATTR{queue/scheduler}=="none", GOTO="x"` + "\n" + `LABEL="x"`, false, plain},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		a, b := filepath.Join(dir, "60-earlier.rules"), filepath.Join(dir, "99-gce.rules")
+		for p, data := range map[string]string{a: tt.earlier + "\n", b: src} {
+			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fix := []string{b}
+		if tt.fixed {
+			fix = []string{a, b}
+		}
+		plan, err := PlanFix(FixInput{Read: []string{a, b}, Fix: fix, Target: dir, Sys: dir})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		got := ""
+		for _, c := range plan {
+			if c.Path == b {
+				got = strings.TrimPrefix(string(c.Data), convertedHeader)
+			}
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
