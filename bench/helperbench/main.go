@@ -51,7 +51,7 @@ const (
 	// because the Go runtime's start alone measured 1.09-1.31x cat on one
 	// machine and 1.96-2.14x on another (docs/targets.md): a cat anchor
 	// measures the machine. 1.5x leaves half a Go start for the decision;
-	// the helper measured 1.14-1.37x of it on both machines.
+	// the no-ops measured 1.11-1.64x of it (docs/targets.md).
 	noopPerGoCat = 1.5
 	// udevCgoOverStatic is how much slower the cgo (libudev) build may be
 	// than the static one for the udev no-op before the udev entry point
