@@ -98,6 +98,24 @@ rules_mask() {
 rules_unmask() { rm -f $RULES/60-iosched.rules $RULES/99-iosched-run.rules; }
 reload() { udevadm control --reload; }
 
+# files_snap PATH...: a line for each entry of each directory PATH (not
+# the directory itself) and for each other PATH, sorted: path, type,
+# mode, owner, size, link target and a regular file's sha256 ("PATH
+# absent" for none), what an undo must give back byte for byte.
+files_snap() {
+	for p in "$@"; do
+		if [ -d "$p" ] && ! [ -L "$p" ]; then find "$p" -mindepth 1; else echo "$p"; fi
+	done | sort -u | while read -r f; do
+		if [ -e "$f" ] || [ -L "$f" ]; then
+			h=-
+			[ -f "$f" ] && ! [ -L "$f" ] && h=$(sha256sum <"$f" | cut -d' ' -f1)
+			echo "$(find "$f" -maxdepth 0 -printf '%p %y %m %u:%g %s %l') $h"
+		else
+			echo "$f absent"
+		fi
+	done
+}
+
 # now_ns: wall clock in nanoseconds.
 now_ns() { date +%s%N; }
 
