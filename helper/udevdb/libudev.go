@@ -24,5 +24,11 @@ func Policy(disk string) (map[string]string, error) {
 	if d == nil {
 		return nil, fmt.Errorf("udev: no device block/%s", disk)
 	}
+	// A device udevd has not processed has no record, so no property a
+	// rule set. Asking first also spares libudev re-opening the missing
+	// record once for each of the kernel's properties.
+	if !d.IsInitialized() {
+		return map[string]string{}, nil
+	}
 	return policyOnly(d.Properties()), nil
 }
