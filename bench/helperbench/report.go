@@ -85,7 +85,7 @@ func (b *bench) check(name string, ok bool) string {
 	return "not ok"
 }
 
-// writeTargets lists the targets for bench/helper-bench, one a line:
+// writeTargets lists the targets for test/bench/helper.test, one a line:
 // "ok NAME" or "fail NAME" (targets_report in test/lib/host.sh).
 func writeTargets(w io.Writer, ts []target) error {
 	for _, t := range ts {
@@ -116,7 +116,7 @@ func (b *bench) report() string {
 	line, _ := os.ReadFile(sched)
 
 	p("# Helper benchmark: what setting a scheduler costs\n\n")
-	p("Written by `make bench` (bench/helper-bench, which runs `go run ./bench/helperbench`); do not edit by hand. docs/targets.md says where each target comes from.\n\n")
+	p("Written by `make bench` (`test/check bench/helper`, which runs `go run ./bench/helperbench`); do not edit by hand. docs/targets.md says where each target comes from.\n\n")
 	p("- date: %s\n", b.host.started.UTC().Format("2006-01-02 15:04 MST"))
 	p("- kernel: %s\n", unameR())
 	p("- machine: %d CPUs (nproc), %s\n", runtime.NumCPU(), cpuModel())
