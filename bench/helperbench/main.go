@@ -18,7 +18,7 @@
 // command that changes nothing, by forkexec (./bench/helperbench/forkexec,
 // built with cc), a plain fork + exec as systemd-udevd starts a RUN+=
 // program. The tables (report.go) are written to -out; stdout lists the
-// targets, "ok NAME" or "fail NAME" a line, which bench/helper-bench
+// targets, "ok NAME" or "fail NAME" a line, which test/bench/helper.test
 // reports as results (test/lib/ktap.sh).
 //
 // Every loop device is detached on exit, on failure and on SIGINT/SIGTERM

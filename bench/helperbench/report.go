@@ -69,7 +69,7 @@ func ratio(a, b time.Duration) string {
 }
 
 // target is one target of docs/targets.md as this run measured it: a
-// result line of bench/helper-bench (test/lib/ktap.sh's protocol).
+// result line of test/bench/helper.test (test/lib/ktap.sh's protocol).
 type target struct {
 	name string
 	ok   bool
