@@ -48,17 +48,13 @@ guest_slot_take() {
 	done
 }
 guest_slot_drop() { exec 7>&-; }
-# guest_nice: the niceness a guest's qemu runs at (GUEST_NICE; default -10
-# as root, else 0). The guests, one after another, are what a parallel
-# `make test` waits for; the host work beside them (fuzzing, chroots,
-# package builds) fills the CPU time they leave. At the same priority that
-# work slowed each guest 1.5-2x (a series guest 36 s alone, 67 s there),
-# at -5 still 1.3-1.5x (a boot 48 s alone, 70 s there).
-guest_nice() {
-	if [ -n "${GUEST_NICE:-}" ]; then echo "$GUEST_NICE"
-	elif [ "$(id -u)" -eq 0 ]; then echo -10
-	else echo 0; fi
-}
+# guest_nice: the niceness a guest's qemu runs at: -10 as root, else 0.
+# The guests, one after another, are what a parallel `make test` waits
+# for; the host work beside them (fuzzing, chroots, package builds) fills
+# the CPU time they leave. At the same priority that work slowed each
+# guest 1.5-2x (a series guest 36 s alone, 67 s there), at -5 still
+# 1.3-1.5x (a boot 48 s alone, 70 s there).
+guest_nice() { if [ "$(id -u)" -eq 0 ]; then echo -10; else echo 0; fi; }
 
 # guest_clock: qemu's accelerator options for the guest's clock, by
 # GUEST_CLOCK. "wall" (the default): TCG with a host thread per vCPU, and

@@ -3,8 +3,8 @@
 # guest library (sourced, not run; test/lib/udev.sh and test/pkg/run put it at
 # /iosched-test/guest-lib.sh, and test/vm/guest/lib.sh and test/lib/ktap.sh
 # beside it). They run in the Debian root filesystem under the harness
-# init: mount what udevd needs, start it, make disks, count scheduler
-# writes. Results: the protocol of test/lib/ktap.sh.
+# init: start udevd, make disks, count scheduler writes. Results: the
+# protocol of test/lib/ktap.sh.
 
 IOSCHED_LIB=/iosched-test
 # param, active, nullb, prof_* and, through it, ktap.sh.
@@ -14,19 +14,9 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
 RULES=/etc/udev/rules.d
 
-mounted() { grep -q " $1 " /proc/mounts 2>/dev/null; }
-
-setup_mounts() {
-	mounted /proc || mount -t proc proc /proc
-	mounted /sys || mount -t sysfs sysfs /sys
-	mounted /dev || mount -t devtmpfs devtmpfs /dev
-	mounted /run || mount -t tmpfs -o mode=0755 tmpfs /run
-	mounted /tmp || mount -t tmpfs tmpfs /tmp
-	mounted /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
-	mounted $T || mount -t tracefs tracefs $T
-	mount -o remount,rw / 2>/dev/null || true
-	mkdir -p /run/udev
-}
+# The harness init (test/vm/guest/init) has mounted proc, sys, dev, run,
+# tmp, configfs and tracefs, and the root read-write.
+mkdir -p /run/udev
 
 # start_udevd [NAME=VALUE...]: systemd-udevd as a daemon, with NAME=VALUE
 # in its environment (guest-udevcmdline's SYSTEMD_PROC_CMDLINE).
