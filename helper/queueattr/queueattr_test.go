@@ -287,6 +287,16 @@ func TestUnchanged(t *testing.T) {
 	if _, err := s.Unchanged("write through", "write back", readOnlyLoop.read); !errors.Is(err, ErrBadValue) {
 		t.Errorf("write_cache=write back on a read-only loop device: Unchanged error %v, want ErrBadValue", err)
 	}
+	// HZ unknown (the queue cannot tell it): bfq's default timeout_sync
+	// on HZ=250, 124 ms, is no multiple of 20 ms. The file showing it
+	// needs no store; any other value is still refused.
+	s, _ = Lookup("iosched/timeout_sync")
+	if same, err := s.Unchanged("124", "124", ssd.read); err != nil || !same {
+		t.Errorf("timeout_sync 124 showing 124, HZ unknown: Unchanged = %v, %v, want true, nil", same, err)
+	}
+	if _, err := s.Unchanged("124", "125", ssd.read); !errors.Is(err, ErrBadValue) {
+		t.Errorf("timeout_sync 125 showing 124, HZ unknown: Unchanged error %v, want ErrBadValue", err)
+	}
 }
 
 func TestSwitchResets(t *testing.T) {
