@@ -76,7 +76,9 @@ func wantedList(disk string, get func(string) string) (Wanted, []error) {
 		return w, nil
 	}
 	var bad []error
-	if elev != "" {
+	// elevator= only where the rules put it in front of the list: a rule
+	// sorting later, or a multipath path's none, replaced it.
+	if elev != "" && fromCmdline {
 		param := "elevator=" + elev
 		if err := oneName(elev); err != nil {
 			bad = append(bad, w.malformed(disk, param, err))

@@ -430,6 +430,10 @@ func TestWantedFor(t *testing.T) {
 		{"per disk by serial", "sdc", withID(rules("bfq", "", "ST1000_Z1:kyber"), "ID_SERIAL", "ST1000_Z1"),
 			res{Wanted{"kyber", SourceCmdline, "iosched.scheduler=ST1000_Z1:kyber"}, nil}},
 		{"elevator, then a disk's entry", "sda", rules("bfq", "none", "sda:kyber"), res{Wanted{"kyber", SourceCmdline, "iosched.scheduler=sda:kyber"}, nil}},
+		// A rule sorting after 60-iosched.rules replaced the list: elevator=
+		// is not put back in front of it, entries for other disks or not.
+		{"a later rule, elevator and entries", "sda", withID(rules("bfq", "none", "sdz:kyber"), list, "mq-deadline"), res{Wanted{"mq-deadline", SourceRule, ""}, nil}},
+		{"a multipath path", "sdb", map[string]string{list: "none", elev: "kyber", cmd: "vdb:mq-deadline"}, res{Wanted{"none", SourceRule, ""}, nil}},
 		// Malformed: one error each, naming the parameter; the class stands.
 		{"a name the kernel never has", "sda", rules("bfq", "", "sda:Bfq"), res{Wanted{"bfq", SourceClass, ""},
 			[]string{`sda: kernel command line "iosched.scheduler=sda:Bfq": scheduler list "Bfq": bad scheduler name "Bfq": byte 'B' not in [a-z0-9_-]; the class policy stands (bfq)`}}},
@@ -477,6 +481,7 @@ func TestRulesComposeAsWantedForUndoes(t *testing.T) {
 		`ENV{IOSCHED_CMDLINE_ELEVATOR}=="?*", ENV{IOSCHED_SCHEDULER}!="?*", ENV{IOSCHED_SCHEDULER}="$env{IOSCHED_CMDLINE_ELEVATOR}"`,
 		`ENV{IOSCHED_CMDLINE_SCHEDULER}=="?*", ENV{IOSCHED_CMDLINE_SCHEDULER}!="*:*", ENV{IOSCHED_SCHEDULER}="$env{IOSCHED_CMDLINE_SCHEDULER}"`,
 		`ENV{IOSCHED_CMDLINE_SCHEDULER}=="*:*", ENV{IOSCHED_CMDLINE}="$env{IOSCHED_CMDLINE_SCHEDULER}"`,
+		`ENV{DM_MULTIPATH_DEVICE_PATH}=="1", ENV{IOSCHED_CMDLINE_ELEVATOR}="", ENV{IOSCHED_CMDLINE_SCHEDULER}="", GOTO="iosched_end"`,
 	} {
 		if !strings.Contains(rules, line+"\n") {
 			t.Errorf("60-iosched.rules has no line %s", line)
